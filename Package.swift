@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+// photofs: a read-only FUSE filesystem over a Flickr-style photo library (catalog → tree → content → FUSE adapter → CLI).
+import PackageDescription
+
+let package = Package(
+    name: "photofs",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "photofs", targets: ["photofs"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // C libraries. Each is a pkg-config system library with a small shim.h for what Swift cannot call
+        // (function-like macros, variadic functions, setjmp/longjmp error handling).
+        .systemLibrary(name: "CFuse", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+
+        // catalog → tree → content → filesystem logic → FUSE adapter → CLI
+        .target(name: "PhotoCatalog", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "PhotoTree", dependencies: ["PhotoCatalog"]),
+        .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "FlickrImport", dependencies: ["PhotoCatalog", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "FlickrOrigin", dependencies: ["PhotoContent", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "PhotoFS", dependencies: ["PhotoCatalog", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "FuseAdapter", dependencies: ["CFuse", "PhotoFS", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "photofs", dependencies: [
+            "PhotoCatalog", "PhotoFS", "FuseAdapter", "FlickrImport", "FlickrOrigin", "PhotoContent",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        .testTarget(name: "PhotoCatalogTests", dependencies: ["PhotoCatalog"]),
+        .testTarget(name: "PhotoTreeTests", dependencies: ["PhotoTree", "PhotoCatalog"]),
+        .testTarget(name: "PhotoContentTests", dependencies: ["PhotoContent", "FlickrOrigin"]),
+        .testTarget(name: "FlickrImportTests", dependencies: ["FlickrImport", "FlickrOrigin", "PhotoCatalog"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["FlickrOrigin", "PhotoCatalog", "PhotoContent"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,137 @@
+// The built-in demo library: photographers, places, odd titles and real JPEG/PNG images, all deterministic.
+import Foundation
+import PhotoContent
+
+/// A small deterministic PRNG (SplitMix64), so the demo library — and so every ETag and size — is the same on
+/// every run and machine.
+public struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+public enum DemoLibrary {
+    /// Titles a real library holds and a file system must survive: separators, control characters, dots,
+    /// bidi tricks, emoji, names longer than 255 bytes, case-only and exact duplicates, empty titles.
+    public static let oddTitles: [String] = [
+        "", "   ", ".", "..", "...", ".hidden", "a/b/c", "nul\u{0}inside", "tab\there", "line\nbreak",
+        "trailing space   ", "Sunset", "Sunset", "sunset", "SUNSET", "🌅 Sunrise over the bay 🏔️",
+        "report\u{202E}gpj.exe", String(repeating: "é", count: 300), "-rf", "*?<>|:\"\\", "CON",
+        "Ünïcödé façade", "日本の夏", "Sunset (123456)",
+    ]
+
+    static let photographers: [(owner: String, name: String?)] = [
+        ("10000001@N01", "Ansel Adams"), ("10000002@N02", "Dorothea Lange"), ("10000003@N03", "Zoë Ångström"),
+        ("10000004@N04", "李小龍"), ("10000005@N05", "ana/bob"), ("10000006@N06", nil),
+        ("10000007@N07", "Vivian Maier"), ("10000008@N08", "  spaced out  "), ("10000009@N09", "Henri Cartier-Bresson"),
+        ("10000010@N10", "Ansel Adams"), ("10000011@N11", ".dotted"), ("10000012@N12", "Imogen Cunningham"),
+    ]
+
+    /// Seven places, six regions: San Francisco and Los Angeles are both California (cs193p TopRegions
+    /// merges them into one region), and Reykjavík has no region, so it falls back to its country.
+    public static let places: [OriginPlace] = [
+        OriginPlace(placeID: "7.sHR8hTUb5P", name: "San Francisco", region: "California", country: "United States"),
+        OriginPlace(placeID: "qisvVN9WU7ND", name: "Los Angeles", region: "California", country: "United States"),
+        OriginPlace(placeID: "mWq7aGRRVaqC", name: "München", region: "Bayern", country: "Deutschland"),
+        OriginPlace(placeID: "EsIQUYZXCJOr", name: "Paris", region: "Île-de-France", country: "France"),
+        OriginPlace(placeID: "VwhnWfhTUbNO", name: "Sapporo", region: "Hokkaidō", country: "Japan"),
+        OriginPlace(placeID: "Bz.R6w9TUL0r", name: "Sydney", region: "New South Wales", country: "Australia"),
+        OriginPlace(placeID: "dxoZQWdUV7Dg", name: "Reykjavík", region: nil, country: "Iceland"),
+    ]
+
+    static let ordinaryTitles = ["Harbour at dawn", "Old town", "Street market", "Mountain lake", "Rainy evening",
+                                 "Cathedral", "Fog", "Bridge", "Lighthouse", "Snow", "Cherry blossoms", "Night train"]
+
+    /// `count` photos (the demo uses 240) over 12 photographers, 6 regions and the years 2019–2024.
+    public static func make(count: Int = 240, seed: UInt64 = 2024) -> OriginLibrary {
+        var random = SeededGenerator(seed: seed)
+        // Image shapes of a few sizes; every 9th photo is a PNG (with an alpha channel).
+        let shapes = [(640, 480), (800, 600), (1024, 768), (480, 640), (1280, 853), (320, 240)]
+        var specs: [(String, Int, Int, Bool, UInt64)] = []
+        for index in 0..<count {
+            let (width, height) = shapes[index % shapes.count]
+            specs.append(("\(52_000_000_000 + index * 7919)", width, height, index % 9 == 4, random.next()))
+        }
+        // Encoding 240 images takes about a second on one core; spread it over the cores.
+        var images = [OriginImage?](repeating: nil, count: count)
+        var thumbnails = [OriginImage?](repeating: nil, count: count)
+        let lock = NSLock()
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            let (_, width, height, isPNG, imageSeed) = specs[index]
+            let image = renderImage(width: width, height: height, png: isPNG, seed: imageSeed)
+            let thumbnail = renderImage(width: 75, height: 75, png: false, seed: imageSeed)
+            lock.lock(); images[index] = image; thumbnails[index] = thumbnail; lock.unlock()
+        }
+        var photos: [OriginPhoto] = []
+        for index in 0..<count {
+            let owner = photographers[index % photographers.count]
+            let place = places[(index / 3) % places.count]
+            let year = 2019 + index % 6
+            let month = 1 + (index * 5) % 12
+            let day = 1 + (index * 11) % 28
+            let title: String
+            var description = ""
+            if index < oddTitles.count {
+                title = oddTitles[index]
+                if index == 1 { description = "Only the description names this one" }
+            } else {
+                title = ordinaryTitles[(index / photographers.count + index / 5) % ordinaryTitles.count]
+            }
+            photos.append(OriginPhoto(
+                id: specs[index].0, owner: owner.owner, ownerName: owner.name, title: title, description: description,
+                dateTaken: String(format: "%04d-%02d-%02d %02d:%02d:%02d", year, month, day, index % 24,
+                                  (index * 7) % 60, (index * 13) % 60),
+                dateUpload: 1_700_000_000 + Int64(index) * 3600, placeID: place.placeID,
+                latitude: 37.7 + Double(index % 7), longitude: -122.4 + Double(index % 5),
+                hasOriginal: index % 10 != 7, image: images[index]!, thumbnail: thumbnails[index]))
+        }
+        return OriginLibrary(photos: photos, places: places)
+    }
+
+    /// A landscape-like picture: a sky gradient, a sun and rolling hills, coloured by the seed. Real pixels,
+    /// so JPEG sizes vary like photographs' do, not a flat file of one colour.
+    public static func renderImage(width: Int, height: Int, png: Bool, seed: UInt64) -> OriginImage {
+        var random = SeededGenerator(seed: seed)
+        let hue = Double(random.next() % 360) / 360
+        let sunX = Double(random.next() % UInt64(width))
+        let sunY = Double(random.next() % UInt64(max(1, height / 2)))
+        let sunR = Double(max(4, min(width, height) / 8))
+        let phase = Double(random.next() % 1000) / 100
+        let channels = png ? 4 : 3
+        var pixels = [UInt8](repeating: 0, count: width * height * channels)
+        for y in 0..<height {
+            let horizon = Double(height) * (0.6 + 0.1 * sin(phase + Double(y) * 0.0))
+            for x in 0..<width {
+                let hill = horizon + 18 * sin(Double(x) / 37 + phase) + 9 * sin(Double(x) / 11)
+                var r, g, b: Double
+                if Double(y) > hill {
+                    let shade = 0.5 + 0.5 * sin(Double(x * y) / 900 + phase)
+                    r = 40 + 50 * shade; g = 90 + 80 * shade * hue; b = 40
+                } else {
+                    let t = Double(y) / Double(height)
+                    r = 80 + 150 * t * hue; g = 120 + 100 * t; b = 230 - 80 * t
+                    let dx = Double(x) - sunX, dy = Double(y) - sunY
+                    if dx * dx + dy * dy < sunR * sunR { r = 255; g = 220; b = 120 }
+                }
+                let noise = Double(Int(random.next() % 17) - 8)
+                let offset = (y * width + x) * channels
+                pixels[offset] = UInt8(max(0, min(255, r + noise)))
+                pixels[offset + 1] = UInt8(max(0, min(255, g + noise)))
+                pixels[offset + 2] = UInt8(max(0, min(255, b + noise)))
+                if png { pixels[offset + 3] = UInt8(x < width / 10 ? 128 : 255) }
+            }
+        }
+        let image = PixelImage(width: width, height: height, channels: channels, pixels: pixels)
+        if png {
+            return OriginImage(data: try! ImageCodec.encodePNG(image), contentType: "image/png", width: width, height: height)
+        }
+        return OriginImage(data: try! ImageCodec.encodeJPEG(image, quality: 85), contentType: "image/jpeg",
+                           width: width, height: height)
+    }
+}

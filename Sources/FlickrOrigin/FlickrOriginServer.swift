@@ -1,0 +1,316 @@
+// A loopback origin that answers like the public Flickr REST API (JSON) and serves the photos' bytes.
+import Foundation
+import Logging
+
+/// One photo as the origin knows it; `imagePath` keys the bytes in `OriginLibrary.images`.
+public struct OriginPhoto: Sendable {
+    public var id: String
+    public var owner: String
+    /// nil: Flickr sent no `ownername` (the importer must fall back to the owner id).
+    public var ownerName: String?
+    public var title: String
+    public var description: String
+    public var dateTaken: String?
+    public var dateUpload: Int64
+    public var placeID: String?
+    public var latitude: Double?
+    public var longitude: Double?
+    /// false: the photographer hides originals, so the answer has no `url_o` and the largest is `url_l`.
+    public var hasOriginal: Bool
+    public var image: OriginImage
+    public var thumbnail: OriginImage?
+
+    public init(id: String, owner: String, ownerName: String?, title: String, description: String = "",
+                dateTaken: String?, dateUpload: Int64, placeID: String?, latitude: Double? = nil,
+                longitude: Double? = nil, hasOriginal: Bool = true, image: OriginImage, thumbnail: OriginImage? = nil) {
+        self.id = id; self.owner = owner; self.ownerName = ownerName; self.title = title
+        self.description = description; self.dateTaken = dateTaken; self.dateUpload = dateUpload
+        self.placeID = placeID; self.latitude = latitude; self.longitude = longitude
+        self.hasOriginal = hasOriginal; self.image = image; self.thumbnail = thumbnail
+    }
+
+    var imageSuffix: String { hasOriginal ? "o" : "l" }
+    var imagePath: String { "/photos/\(id)_\(imageSuffix).\(image.fileExtension)" }
+    var thumbnailPath: String { "/photos/\(id)_sq.jpg" }
+}
+
+public struct OriginImage: Sendable {
+    public var data: Data
+    public var contentType: String
+    public var width: Int
+    public var height: Int
+    public init(data: Data, contentType: String, width: Int, height: Int) {
+        self.data = data; self.contentType = contentType; self.width = width; self.height = height
+    }
+    var fileExtension: String { contentType == "image/png" ? "png" : "jpg" }
+    var etag: String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return "\"\(String(hash, radix: 16))\""
+    }
+}
+
+/// A place as `flickr.places.getInfo` describes it.
+public struct OriginPlace: Sendable {
+    public var placeID: String
+    public var name: String
+    public var region: String?
+    public var country: String?
+    public init(placeID: String, name: String, region: String?, country: String?) {
+        self.placeID = placeID; self.name = name; self.region = region; self.country = country
+    }
+}
+
+public struct OriginLibrary: Sendable {
+    public var photos: [OriginPhoto]
+    public var places: [String: OriginPlace]
+    public init(photos: [OriginPhoto], places: [OriginPlace]) {
+        self.photos = photos
+        self.places = Dictionary(places.map { ($0.placeID, $0) }, uniquingKeysWith: { $1 })
+    }
+}
+
+/// Serves `/services/rest/` (flickr.photos.getRecent, flickr.photos.search, flickr.places.getInfo) and
+/// `/photos/...` image bytes with Content-Length, Range and ETag. Tests change its behaviour through the
+/// fault hooks below and read its request counters.
+public final class FlickrOriginServer: @unchecked Sendable {
+    public static let restPath = "/services/rest/"
+    public let apiKey: String
+    private let lock = NSLock()
+    private var library: OriginLibrary
+    private var images: [String: OriginImage] = [:]
+    private var server: LoopbackHTTPServer!
+
+    // Fault hooks and counters (guarded by `lock`).
+    private var missing = Set<String>()
+    private var truncated = Set<String>()
+    private var contentTypeOverrides: [String: String] = [:]
+    private var scriptedStatuses: [String: [Int]] = [:]
+    private var requestCounts: [String: Int] = [:]
+    public var malformedAnswers = false
+
+    public init(library: OriginLibrary, apiKey: String, logger: Logger = Logger(label: "photofs.origin")) {
+        self.library = library
+        self.apiKey = apiKey
+        rebuildImages()
+        server = LoopbackHTTPServer(handler: { [unowned self] in self.handle($0) }, logger: logger)
+    }
+
+    public func start(port: UInt16 = 0) throws { try server.start(port: port) }
+    public func stop() { server.stop() }
+    public var port: UInt16 { server.port }
+    public var endpoint: String { "\(server.baseURL)\(FlickrOriginServer.restPath)" }
+
+    public func replaceLibrary(_ library: OriginLibrary) {
+        lock.lock(); defer { lock.unlock() }
+        self.library = library
+        rebuildImages()
+    }
+
+    public var photos: [OriginPhoto] { lock.lock(); defer { lock.unlock() }; return library.photos }
+
+    /// The bytes a client should get for a photo's largest rendition (what photofs serves as the original).
+    public func imageBytes(photoID: String) -> Data? {
+        lock.lock(); defer { lock.unlock() }
+        return library.photos.first { $0.id == photoID }?.image.data
+    }
+
+    public func imagePath(photoID: String) -> String? {
+        lock.lock(); defer { lock.unlock() }
+        return library.photos.first { $0.id == photoID }?.imagePath
+    }
+
+    // MARK: Fault hooks
+
+    public func setMissing(photoID: String, _ isMissing: Bool = true) { mutate(photoID) { missing.toggle($0, on: isMissing) } }
+    public func setTruncated(photoID: String, _ isTruncated: Bool = true) { mutate(photoID) { truncated.toggle($0, on: isTruncated) } }
+    public func overrideContentType(photoID: String, _ type: String?) { mutate(photoID) { contentTypeOverrides[$0] = type } }
+    /// The next GETs of the photo's image answer these statuses, in order, before serving normally.
+    public func scriptStatuses(photoID: String, _ statuses: [Int]) { mutate(photoID) { scriptedStatuses[$0] = statuses } }
+
+    /// How many requests of `method` reached `path` (or every image path, for nil).
+    public func requestCount(method: String, path: String? = nil) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        if let path { return requestCounts["\(method) \(path)"] ?? 0 }
+        return requestCounts.filter { $0.key.hasPrefix("\(method) /photos/") }.values.reduce(0, +)
+    }
+
+    public func resetCounters() { lock.lock(); requestCounts = [:]; lock.unlock() }
+
+    private func mutate(_ photoID: String, _ body: (String) -> Void) {
+        lock.lock(); defer { lock.unlock() }
+        guard let path = library.photos.first(where: { $0.id == photoID })?.imagePath else { return }
+        body(path)
+    }
+
+    private func rebuildImages() {
+        images = [:]
+        for photo in library.photos {
+            images[photo.imagePath] = photo.image
+            if let thumbnail = photo.thumbnail { images[photo.thumbnailPath] = thumbnail }
+        }
+    }
+
+    // MARK: Requests
+
+    private func handle(_ request: ServerRequest) -> ServerResponse {
+        lock.lock()
+        requestCounts["\(request.method) \(request.path)", default: 0] += 1
+        lock.unlock()
+        if request.path == FlickrOriginServer.restPath || request.path == "/services/rest" {
+            return handleREST(request)
+        }
+        if request.path.hasPrefix("/photos/") { return handleImage(request) }
+        return .text(404, "not found")
+    }
+
+    private func handleREST(_ request: ServerRequest) -> ServerResponse {
+        if malformedAnswers {
+            return ServerResponse(status: 200, headers: [("Content-Type", "application/json")],
+                                  body: Data("{\"photos\":{\"page\":1,\"photo\":[{\"id\":".utf8))
+        }
+        guard request.query["api_key"] == apiKey else {
+            return fail(100, "Invalid API Key (Key has invalid format)")
+        }
+        switch request.query["method"] ?? "" {
+        case "flickr.photos.getRecent", "flickr.photos.search": return photoPage(request)
+        case "flickr.places.getInfo": return placeInfo(request)
+        case let method: return fail(112, "Method \"\(method)\" not found")
+        }
+    }
+
+    private func photoPage(_ request: ServerRequest) -> ServerResponse {
+        lock.lock()
+        var photos = library.photos
+        lock.unlock()
+        if let user = request.query["user_id"], !user.isEmpty { photos = photos.filter { $0.owner == user } }
+        if let text = request.query["text"], !text.isEmpty {
+            photos = photos.filter { $0.title.localizedCaseInsensitiveContains(text) }
+        }
+        // Flickr: per_page defaults to 100, at most 500; pages count from 1.
+        let perPage = min(max(Int(request.query["per_page"] ?? "") ?? 100, 1), 500)
+        let page = max(Int(request.query["page"] ?? "") ?? 1, 1)
+        let pages = max(1, (photos.count + perPage - 1) / perPage)
+        let slice = photos.dropFirst((page - 1) * perPage).prefix(perPage)
+        let extras = Set((request.query["extras"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let host = "http://127.0.0.1:\(server.port)"
+        let items: [[String: Any]] = slice.map { photoJSON($0, extras: extras, host: host) }
+        // Flickr sends `pages` and `total` as numbers in getRecent and as strings in search; mimic both.
+        let isSearch = request.query["method"] == "flickr.photos.search"
+        let body: [String: Any] = [
+            "photos": [
+                "page": page, "pages": isSearch ? String(pages) as Any : pages as Any, "perpage": perPage,
+                "total": isSearch ? String(photos.count) as Any : photos.count as Any, "photo": items,
+            ] as [String: Any],
+            "stat": "ok",
+        ]
+        return json(body)
+    }
+
+    private func photoJSON(_ photo: OriginPhoto, extras: Set<String>, host: String) -> [String: Any] {
+        var item: [String: Any] = [
+            "id": photo.id, "owner": photo.owner, "secret": "5ec4e7", "server": "65535", "farm": 66,
+            "title": photo.title, "ispublic": 1, "isfriend": 0, "isfamily": 0,
+        ]
+        if extras.contains("description") { item["description"] = ["_content": photo.description] }
+        if extras.contains("date_upload") { item["dateupload"] = String(photo.dateUpload) }
+        if extras.contains("date_taken") {
+            item["datetaken"] = photo.dateTaken ?? "2001-01-01 00:00:00" // what Flickr sends when unknown
+            item["datetakengranularity"] = 0
+            item["datetakenunknown"] = photo.dateTaken == nil ? "1" : "0"
+        }
+        if extras.contains("owner_name"), let name = photo.ownerName { item["ownername"] = name }
+        if extras.contains("geo") {
+            // Flickr sends 0 (a number) for photos without a location, strings otherwise.
+            item["latitude"] = photo.latitude.map { String($0) as Any } ?? 0
+            item["longitude"] = photo.longitude.map { String($0) as Any } ?? 0
+            item["accuracy"] = photo.latitude == nil ? 0 : "16"
+            if let place = photo.placeID { item["place_id"] = place; item["woeid"] = "2487956" }
+        }
+        if extras.contains("original_format") && photo.hasOriginal {
+            item["originalsecret"] = "0a1b2c"
+            item["originalformat"] = photo.image.fileExtension
+        }
+        if extras.contains("url_sq"), photo.thumbnail != nil {
+            item["url_sq"] = host + photo.thumbnailPath
+            item["width_sq"] = 75
+            item["height_sq"] = 75
+        }
+        let suffix = photo.imageSuffix
+        if extras.contains("url_\(suffix)") {
+            item["url_\(suffix)"] = host + photo.imagePath
+            item["width_\(suffix)"] = photo.image.width
+            item["height_\(suffix)"] = String(photo.image.height)
+        }
+        return item
+    }
+
+    private func placeInfo(_ request: ServerRequest) -> ServerResponse {
+        lock.lock()
+        let place = request.query["place_id"].flatMap { library.places[$0] }
+        lock.unlock()
+        guard let place else { return fail(1, "Not a valid place id") }
+        var body: [String: Any] = [
+            "place_id": place.placeID, "woeid": "12345", "latitude": "37.7", "longitude": "-122.4",
+            "place_url": "/places/\(place.placeID)", "place_type": "locality", "name": place.name,
+            "locality": ["_content": place.name, "place_id": place.placeID],
+        ]
+        if let region = place.region { body["region"] = ["_content": region, "place_id": "r-\(place.placeID)"] }
+        if let country = place.country { body["country"] = ["_content": country, "place_id": "c-\(place.placeID)"] }
+        return json(["place": body, "stat": "ok"])
+    }
+
+    private func handleImage(_ request: ServerRequest) -> ServerResponse {
+        lock.lock()
+        let image = images[request.path]
+        let isMissing = missing.contains(request.path)
+        let isTruncated = truncated.contains(request.path)
+        let typeOverride = contentTypeOverrides[request.path]
+        var scripted: Int?
+        if request.method == "GET", var statuses = scriptedStatuses[request.path], !statuses.isEmpty {
+            scripted = statuses.removeFirst()
+            scriptedStatuses[request.path] = statuses
+        }
+        lock.unlock()
+        if let scripted { return .text(scripted, "scripted failure") }
+        guard let image, !isMissing else { return .text(404, "no such photo") }
+        let etag = image.etag
+        var headers = [("Content-Type", typeOverride ?? image.contentType), ("ETag", etag), ("Accept-Ranges", "bytes"),
+                       ("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")]
+        if request.headers["if-none-match"] == etag { return ServerResponse(status: 304, headers: headers) }
+        let total = image.data.count
+        if let range = request.headers["range"], let (start, end) = parseRange(range, total: total) {
+            if start > end { return ServerResponse(status: 416, headers: [("Content-Range", "bytes */\(total)")]) }
+            headers.append(("Content-Range", "bytes \(start)-\(end)/\(total)"))
+            return ServerResponse(status: 206, headers: headers, body: image.data.subdata(in: start..<end + 1))
+        }
+        return ServerResponse(status: 200, headers: headers, body: image.data,
+                              truncateAfter: isTruncated ? total / 2 : nil)
+    }
+
+    /// One "bytes=a-b", "bytes=a-" or "bytes=-n" range; nil for anything else (served whole, as RFC 9110 allows).
+    private func parseRange(_ header: String, total: Int) -> (Int, Int)? {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return nil }
+        let spec = header.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+        guard spec.count == 2 else { return nil }
+        if spec[0].isEmpty, let suffix = Int(spec[1]) { return (max(0, total - suffix), total - 1) }
+        guard let start = Int(spec[0]) else { return nil }
+        let end = spec[1].isEmpty ? total - 1 : min(Int(spec[1]) ?? total - 1, total - 1)
+        return start >= total ? (1, 0) : (start, end)
+    }
+
+    private func fail(_ code: Int, _ message: String) -> ServerResponse {
+        json(["stat": "fail", "code": code, "message": message])
+    }
+
+    private func json(_ object: [String: Any]) -> ServerResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return ServerResponse(status: 200, headers: [("Content-Type", "application/json; charset=utf-8")], body: data)
+    }
+}
+
+private extension Set {
+    mutating func toggle(_ element: Element, on: Bool) {
+        if on { insert(element) } else { remove(element) }
+    }
+}

@@ -1,0 +1,292 @@
+// The photo catalog: one SQLite file in WAL mode, shared by mounts (readers) and imports (one writer at a time).
+import Foundation
+import GRDB
+
+/// Errors from the catalog carry the library path so a log line or CLI message names the file.
+public struct CatalogError: Error, CustomStringConvertible {
+    public var path: String
+    public var message: String
+    public var underlying: Error?
+    public var description: String {
+        if let underlying { return "\(path): \(message): \(underlying)" }
+        return "\(path): \(message)"
+    }
+}
+
+public final class Catalog: @unchecked Sendable {
+    public let path: String
+    private let pool: DatabasePool
+
+    /// Opens (creating if needed) the library at `path` and brings its schema up to date.
+    /// A mount and an import may open the same file at once: WAL lets readers go on while the importer writes,
+    /// and the busy timeout (10 s) makes two writers wait for each other instead of failing.
+    public init(path: String) throws {
+        self.path = path
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.foreignKeysEnabled = true
+        config.label = "photofs.catalog"
+        // Listings of big directories happen on several FUSE threads at once; 2 cores, so 4 readers suffice.
+        config.maximumReaderCount = 4
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            try Schema.migrator.migrate(pool)
+        } catch {
+            throw CatalogError(path: path, message: "cannot open the photo library", underlying: error)
+        }
+    }
+
+    // MARK: - Change detection
+
+    /// Change counters that mounts poll to drop cached listings: `photos` moves with every import or delete,
+    /// `recents` with every recorded open (kept apart so a `cat` does not invalidate every listing).
+    public struct Generation: Equatable, Sendable {
+        public var photos: Int64
+        public var recents: Int64
+    }
+
+    public func generation() throws -> Generation {
+        try read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT generation, recent_generation FROM library_state")
+            return Generation(photos: row?["generation"] ?? 0, recents: row?["recent_generation"] ?? 0)
+        }
+    }
+
+    // MARK: - Queries for the tree
+
+    public func photo(seq: Int64) throws -> PhotoRecord? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT \(PhotoRecord.columns) FROM photo WHERE seq = ?", arguments: [seq])
+                .map(PhotoRecord.init(row:))
+        }
+    }
+
+    public func photo(id: String) throws -> PhotoRecord? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT \(PhotoRecord.columns) FROM photo WHERE id = ?", arguments: [id])
+                .map(PhotoRecord.init(row:))
+        }
+    }
+
+    /// Every photo, available or not (for `photofs` tooling and tests).
+    public func allPhotos() throws -> [PhotoRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT \(PhotoRecord.columns) FROM photo ORDER BY seq").map(PhotoRecord.init(row:))
+        }
+    }
+
+    /// Regions with at least one available photo, with their stored counts.
+    public func regions() throws -> [RegionRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT r.id, r.name, r.photo_count, r.photographer_count,
+                       (SELECT max(moment_at) FROM photo p WHERE p.region_id = r.id AND p.available) AS newest
+                FROM region r WHERE r.photo_count > 0 ORDER BY r.id
+                """).map {
+                RegionRecord(id: $0["id"], name: $0["name"], photoCount: $0["photo_count"],
+                             photographerCount: $0["photographer_count"], newestMomentAt: $0["newest"] ?? 0)
+            }
+        }
+    }
+
+    public func region(id: Int64) throws -> RegionRecord? {
+        try regions().first { $0.id == id }
+    }
+
+    /// Photographers with at least one available photo in the region.
+    public func photographers(inRegion regionID: Int64) throws -> [PhotographerRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT g.id, g.owner, g.name, max(p.moment_at) AS newest
+                FROM photo p JOIN photographer g ON g.id = p.photographer_id
+                WHERE p.region_id = ? AND p.available
+                GROUP BY g.id ORDER BY g.id
+                """, arguments: [regionID]).map {
+                PhotographerRecord(id: $0["id"], owner: $0["owner"], name: $0["name"], newestMomentAt: $0["newest"])
+            }
+        }
+    }
+
+    public func photos(inRegion regionID: Int64, photographer photographerID: Int64) throws -> [PhotoRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(PhotoRecord.columns) FROM photo
+                WHERE region_id = ? AND photographer_id = ? AND available ORDER BY seq
+                """, arguments: [regionID, photographerID]).map(PhotoRecord.init(row:))
+        }
+    }
+
+    public func years() throws -> [YearRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT moment_year, count(*) AS n, max(moment_at) AS newest FROM photo
+                WHERE available GROUP BY moment_year ORDER BY moment_year
+                """).map { YearRecord(year: $0["moment_year"], photoCount: $0["n"], newestMomentAt: $0["newest"]) }
+        }
+    }
+
+    public func photos(inYear year: Int) throws -> [PhotoRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(PhotoRecord.columns) FROM photo WHERE moment_year = ? AND available ORDER BY seq
+                """, arguments: [year]).map(PhotoRecord.init(row:))
+        }
+    }
+
+    /// The most recently opened available photos, newest first.
+    public func recentPhotos(limit: Int) throws -> [PhotoRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(PhotoRecord.columns(of: "p"))
+                FROM recent r JOIN photo p ON p.seq = r.photo_seq
+                WHERE p.available ORDER BY r.opened_at DESC, r.photo_seq DESC LIMIT ?
+                """, arguments: [limit]).map(PhotoRecord.init(row:))
+        }
+    }
+
+    /// Newest moment over every available photo (mtime of the root, /regions and /moments).
+    public func newestMomentAt() throws -> Int64 {
+        try read { db in try Int64.fetchOne(db, sql: "SELECT max(moment_at) FROM photo WHERE available") ?? 0 }
+    }
+
+    /// Sum of the sizes of every available photo (what `df` shows as used).
+    public func totalAvailableBytes() throws -> Int64 {
+        try read { db in try Int64.fetchOne(db, sql: "SELECT CAST(total(byte_size) AS INTEGER) FROM photo WHERE available") ?? 0 }
+    }
+
+    // MARK: - Writes
+
+    /// Records that a photo was opened now; keeps the newest `keep` rows so the table stays small.
+    public func recordOpen(seq: Int64, at date: Date = Date(), keep: Int = 100) throws {
+        try write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO recent(photo_seq, opened_at) VALUES (?, ?)",
+                           arguments: [seq, date.timeIntervalSince1970])
+            try db.execute(sql: """
+                DELETE FROM recent WHERE photo_seq NOT IN (SELECT photo_seq FROM recent ORDER BY opened_at DESC LIMIT ?)
+                """, arguments: [keep])
+            try db.execute(sql: "UPDATE library_state SET recent_generation = recent_generation + 1")
+        }
+    }
+
+    /// Place ids the catalog already resolved (an import asks Flickr only for the others).
+    public func knownPlaceIDs() throws -> Set<String> {
+        try read { db in Set(try String.fetchAll(db, sql: "SELECT place_id FROM place")) }
+    }
+
+    /// Writes one import in a single transaction: either all of it lands or none of it does.
+    public func applyImport(places: [PlaceResolution], photos: [ImportedPhoto]) throws -> ImportSummary {
+        try write { db in
+            var summary = ImportSummary()
+            for place in places {
+                let regionID = try Catalog.regionID(named: place.regionName, db)
+                try db.execute(sql: """
+                    INSERT INTO place(place_id, name, region_id) VALUES (?, ?, ?)
+                    ON CONFLICT(place_id) DO UPDATE SET name = excluded.name, region_id = excluded.region_id
+                    """, arguments: [place.placeID, place.placeName, regionID])
+            }
+            let fallbackRegionID = try Catalog.regionID(named: Schema.fallbackRegion, db)
+            var photographerIDs: [String: Int64] = [:]
+            for imported in photos {
+                var photo = imported.photo
+                if let known = photographerIDs[imported.owner] {
+                    photo.photographerID = known
+                } else {
+                    try db.execute(sql: """
+                        INSERT INTO photographer(owner, name) VALUES (?, ?)
+                        ON CONFLICT(owner) DO UPDATE SET name = excluded.name WHERE name IS NOT excluded.name
+                        """, arguments: [imported.owner, imported.ownerName])
+                    let id = try Int64.fetchOne(db, sql: "SELECT id FROM photographer WHERE owner = ?",
+                                                arguments: [imported.owner])!
+                    photographerIDs[imported.owner] = id
+                    photo.photographerID = id
+                }
+                if let placeID = photo.placeID,
+                   let regionID = try Int64.fetchOne(db, sql: "SELECT region_id FROM place WHERE place_id = ?",
+                                                     arguments: [placeID]) {
+                    photo.regionID = regionID
+                } else {
+                    photo.regionID = fallbackRegionID
+                }
+                let existed = try Bool.fetchOne(db, sql: "SELECT 1 FROM photo WHERE id = ?", arguments: [photo.id]) ?? false
+                let before = db.totalChangesCount
+                try Catalog.upsert(photo, db)
+                if !existed { summary.added += 1 }
+                else if db.totalChangesCount != before { summary.updated += 1 }
+                else { summary.unchanged += 1 }
+            }
+            try Catalog.recountRegions(db)
+            summary.regions = try Int.fetchOne(db, sql: "SELECT count(*) FROM region WHERE photo_count > 0") ?? 0
+            if summary.added + summary.updated > 0 || !places.isEmpty { try Catalog.bumpGeneration(db) }
+            return summary
+        }
+    }
+
+    /// Deletes photos by id (a later issue's sync uses it; tests use it to change a catalog under a mount).
+    public func deletePhotos(ids: [String]) throws {
+        try write { db in
+            for id in ids { try db.execute(sql: "DELETE FROM photo WHERE id = ?", arguments: [id]) }
+            try Catalog.recountRegions(db)
+            try Catalog.bumpGeneration(db)
+        }
+    }
+
+    // MARK: - Internals
+
+    private static func upsert(_ p: PhotoRecord, _ db: Database) throws {
+        // The WHERE on DO UPDATE makes an unchanged re-import a no-op, so it does not count as a change.
+        try db.execute(sql: """
+            INSERT INTO photo(id, title, description, photographer_id, region_id, place_id, date_taken, moment_at,
+                              moment_year, uploaded_at, original_url, thumbnail_url, byte_size, content_type, etag,
+                              last_modified, latitude, longitude)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET
+                title = excluded.title, description = excluded.description,
+                photographer_id = excluded.photographer_id, region_id = excluded.region_id,
+                place_id = excluded.place_id, date_taken = excluded.date_taken, moment_at = excluded.moment_at,
+                moment_year = excluded.moment_year, uploaded_at = excluded.uploaded_at,
+                original_url = excluded.original_url, thumbnail_url = excluded.thumbnail_url,
+                byte_size = excluded.byte_size, content_type = excluded.content_type, etag = excluded.etag,
+                last_modified = excluded.last_modified, latitude = excluded.latitude, longitude = excluded.longitude
+            WHERE (title, description, photographer_id, region_id, place_id, date_taken, moment_at, uploaded_at,
+                   original_url, thumbnail_url, byte_size, content_type, etag, last_modified, latitude, longitude)
+                  IS NOT
+                  (excluded.title, excluded.description, excluded.photographer_id, excluded.region_id,
+                   excluded.place_id, excluded.date_taken, excluded.moment_at, excluded.uploaded_at,
+                   excluded.original_url, excluded.thumbnail_url, excluded.byte_size, excluded.content_type,
+                   excluded.etag, excluded.last_modified, excluded.latitude, excluded.longitude)
+            """, arguments: [p.id, p.title, p.description, p.photographerID, p.regionID, p.placeID, p.dateTaken,
+                             p.momentAt, p.momentYear, p.uploadedAt, p.originalURL, p.thumbnailURL, p.byteSize,
+                             p.contentType, p.etag, p.lastModified, p.latitude, p.longitude])
+    }
+
+    private static func regionID(named name: String, _ db: Database) throws -> Int64 {
+        try db.execute(sql: "INSERT INTO region(name) VALUES (?) ON CONFLICT(name) DO NOTHING", arguments: [name])
+        return try Int64.fetchOne(db, sql: "SELECT id FROM region WHERE name = ?", arguments: [name])!
+    }
+
+    /// Counts are stored, not computed per listing; every write that moves photos calls this.
+    private static func recountRegions(_ db: Database) throws {
+        try db.execute(sql: """
+            UPDATE region SET
+                photo_count = (SELECT count(*) FROM photo WHERE region_id = region.id AND available),
+                photographer_count = (SELECT count(DISTINCT photographer_id) FROM photo
+                                      WHERE region_id = region.id AND available)
+            """)
+    }
+
+    private static func bumpGeneration(_ db: Database) throws {
+        try db.execute(sql: "UPDATE library_state SET generation = generation + 1")
+    }
+
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.read(body) } catch {
+            throw CatalogError(path: path, message: "cannot read the photo library", underlying: error)
+        }
+    }
+
+    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.write(body) } catch {
+            throw CatalogError(path: path, message: "cannot write the photo library", underlying: error)
+        }
+    }
+}

@@ -1,0 +1,150 @@
+// The catalog's row types: what one photo, photographer, region and place look like to the rest of photofs.
+import Foundation
+import GRDB
+
+/// One photo as the catalog stores it. `seq` is assigned once, on first import, and never reused
+/// (AUTOINCREMENT): it orders name de-duplication and numbers the photo's inode, so both stay stable.
+public struct PhotoRecord: Equatable, Sendable {
+    public var seq: Int64
+    public var id: String
+    public var title: String
+    public var description: String
+    public var photographerID: Int64
+    public var regionID: Int64
+    public var placeID: String?
+    /// Flickr's `datetaken` text as given ("2019-05-04 12:33:10"), local time of the camera, no zone.
+    public var dateTaken: String?
+    /// Seconds since 1970 of the date taken read as UTC, else the upload date: the file's mtime and moment.
+    public var momentAt: Int64
+    public var momentYear: Int
+    public var uploadedAt: Int64?
+    public var originalURL: String
+    public var thumbnailURL: String?
+    /// Exact size of the original in bytes, from a HEAD request at import; nil until known.
+    public var byteSize: Int64?
+    public var contentType: String?
+    public var etag: String?
+    public var lastModified: String?
+    public var latitude: Double?
+    public var longitude: Double?
+
+    public init(seq: Int64 = 0, id: String, title: String, description: String = "", photographerID: Int64 = 0,
+                regionID: Int64 = 0, placeID: String? = nil, dateTaken: String? = nil, momentAt: Int64 = 0,
+                momentYear: Int = 1970, uploadedAt: Int64? = nil, originalURL: String, thumbnailURL: String? = nil,
+                byteSize: Int64? = nil, contentType: String? = nil, etag: String? = nil, lastModified: String? = nil,
+                latitude: Double? = nil, longitude: Double? = nil) {
+        self.seq = seq; self.id = id; self.title = title; self.description = description
+        self.photographerID = photographerID; self.regionID = regionID; self.placeID = placeID
+        self.dateTaken = dateTaken; self.momentAt = momentAt; self.momentYear = momentYear
+        self.uploadedAt = uploadedAt; self.originalURL = originalURL; self.thumbnailURL = thumbnailURL
+        self.byteSize = byteSize; self.contentType = contentType; self.etag = etag
+        self.lastModified = lastModified; self.latitude = latitude; self.longitude = longitude
+    }
+
+    /// The calendar year (UTC, like the stored moment) a moment falls in: the photo's /moments directory.
+    public static func year(ofMoment seconds: Int64) -> Int {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return Int(parts.tm_year) + 1900
+    }
+
+    /// A photo is shown in the tree only when its exact size and an accepted content type are known.
+    public var isAvailable: Bool { byteSize != nil && contentType != nil }
+
+    static let columnNames = [
+        "seq", "id", "title", "description", "photographer_id", "region_id", "place_id", "date_taken", "moment_at",
+        "moment_year", "uploaded_at", "original_url", "thumbnail_url", "byte_size", "content_type", "etag",
+        "last_modified", "latitude", "longitude",
+    ]
+    static let columns = columnNames.joined(separator: ", ")
+    /// The columns qualified by a table alias, for joins.
+    static func columns(of alias: String) -> String { columnNames.map { "\(alias).\($0)" }.joined(separator: ", ") }
+
+    init(row: Row) {
+        seq = row["seq"]; id = row["id"]; title = row["title"]; description = row["description"]
+        photographerID = row["photographer_id"]; regionID = row["region_id"]; placeID = row["place_id"]
+        dateTaken = row["date_taken"]; momentAt = row["moment_at"]; momentYear = row["moment_year"]
+        uploadedAt = row["uploaded_at"]; originalURL = row["original_url"]; thumbnailURL = row["thumbnail_url"]
+        byteSize = row["byte_size"]; contentType = row["content_type"]; etag = row["etag"]
+        lastModified = row["last_modified"]; latitude = row["latitude"]; longitude = row["longitude"]
+    }
+}
+
+public struct PhotographerRecord: Equatable, Sendable {
+    public var id: Int64
+    /// Flickr's owner id (NSID): the stable key.
+    public var owner: String
+    /// What the tree shows: `ownername`, else the owner id.
+    public var name: String
+    /// Newest moment of this photographer's photos in the region asked for (directory mtime).
+    public var newestMomentAt: Int64
+}
+
+public struct RegionRecord: Equatable, Sendable {
+    public var id: Int64
+    public var name: String
+    public var photoCount: Int
+    public var photographerCount: Int
+    public var newestMomentAt: Int64
+}
+
+public struct YearRecord: Equatable, Sendable {
+    public var year: Int
+    public var photoCount: Int
+    public var newestMomentAt: Int64
+}
+
+/// A place id and the region it resolved to (cs193p TopRegions: several places may share one region).
+public struct PlaceResolution: Equatable, Sendable {
+    public var placeID: String
+    public var placeName: String?
+    public var regionName: String
+    public init(placeID: String, placeName: String?, regionName: String) {
+        self.placeID = placeID; self.placeName = placeName; self.regionName = regionName
+    }
+}
+
+/// What an import hands the catalog for one photo; the catalog assigns seq and resolves ids.
+public struct ImportedPhoto: Equatable, Sendable {
+    public var photo: PhotoRecord
+    public var owner: String
+    public var ownerName: String
+    public init(photo: PhotoRecord, owner: String, ownerName: String) {
+        self.photo = photo; self.owner = owner; self.ownerName = ownerName
+    }
+}
+
+/// Counts of what one import changed.
+public struct ImportSummary: Equatable, Sendable {
+    public var added = 0
+    public var updated = 0
+    public var unchanged = 0
+    public var regions = 0
+    public init() {}
+}
+
+/// The image formats photofs serves, and the file extension each gets (MVCNetworking accepts JPEG and PNG;
+/// GIF and WebP are what Flickr's `originalformat` can also be).
+public enum ImageContentType {
+    public static let extensions: [String: String] = [
+        "image/jpeg": "jpg", "image/png": "png", "image/gif": "gif", "image/webp": "webp",
+    ]
+
+    /// The media type without parameters, lower-cased, aliases folded: "image/PJPEG; x=y" → "image/jpeg".
+    public static func normalized(_ contentType: String) -> String {
+        let base = contentType.split(separator: ";", maxSplits: 1).first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        } ?? ""
+        return base == "image/pjpeg" ? "image/jpeg" : base
+    }
+
+    public static func isAccepted(_ contentType: String) -> Bool { extensions[normalized(contentType)] != nil }
+
+    public static func fileExtension(for contentType: String) -> String? { extensions[normalized(contentType)] }
+}
+
+extension PhotoRecord {
+    /// Extension of this photo's file name, from its content type ("bin" only for a type never accepted).
+    public var fileExtension: String { contentType.flatMap(ImageContentType.fileExtension(for:)) ?? "bin" }
+}

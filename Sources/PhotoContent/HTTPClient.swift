@@ -1,0 +1,248 @@
+// A small blocking HTTP client on libcurl: GET into memory, HEAD, and GET streamed into a file descriptor.
+import CCurl
+import Foundation
+import Logging
+
+/// Timeouts and limits for every transfer. Defaults: a loopback or LAN origin answers a connect in
+/// milliseconds and Flickr's CDN in well under a second, so 10 s means "unreachable"; a transfer that moves
+/// fewer than 1 byte/s for 30 s is stalled and is aborted rather than left to hang a reader.
+public struct HTTPConfiguration: Sendable {
+    public var connectTimeout: TimeInterval = 10
+    public var stallTimeout: TimeInterval = 30
+    /// Attempts for a request that failed in a way worth retrying (connection errors, timeouts, 5xx, 429).
+    public var attempts = 3
+    /// First retry delay; doubled each time, with up to 50% random jitter so many clients do not retry at once.
+    public var retryBaseDelay: TimeInterval = 0.2
+    public var userAgent = "photofs/0.1"
+    public init() {}
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// Header names lower-cased; the last value wins.
+    public var headers: [String: String]
+    public var body: Data
+    public var url: String
+
+    public var contentLength: Int64? { headers["content-length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } }
+    public var contentType: String? { headers["content-type"] }
+}
+
+/// Why a transfer failed; `isRetryable` drives the retry loop.
+public struct HTTPError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: Sendable, Equatable {
+        /// libcurl gave up: connection refused, timeout, DNS, TLS, a body shorter than announced...
+        case transport(code: Int, message: String)
+        /// The origin answered with a non-2xx status.
+        case status(Int)
+        /// Our sink refused the bytes (disk full, too many bytes for the expected size...).
+        case sink(String)
+        case invalidURL
+    }
+    public var kind: Kind
+    public var url: String
+    /// Seconds the origin asked us to wait (Retry-After on 429/503).
+    public var retryAfter: TimeInterval?
+
+    public var isRetryable: Bool {
+        switch kind {
+        case .transport(let code, _):
+            // Not retried: unsupported protocol (1), malformed URL (3), write errors (23), too many redirects (47).
+            return ![1, 3, 23, 47].contains(code)
+        case .status(let status): return status == 429 || (500...599).contains(status)
+        case .sink, .invalidURL: return false
+        }
+    }
+
+    public var description: String {
+        switch kind {
+        case .transport(_, let message): return "\(message) (\(url))"
+        case .status(let status): return "HTTP \(status) from \(url)"
+        case .sink(let message): return "\(message) (\(url))"
+        case .invalidURL: return "not an http(s) URL: \(url)"
+        }
+    }
+}
+
+/// Where a response body goes while it arrives.
+public protocol HTTPBodySink: AnyObject {
+    /// Returns false to abort the transfer (the reason goes into `failure`).
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool
+    var failure: String? { get }
+}
+
+final class MemorySink: HTTPBodySink {
+    var data = Data()
+    /// A JSON answer or image larger than this is not something we asked for (Flickr pages are ~100 KB).
+    let limit: Int
+    var failure: String?
+    init(limit: Int) { self.limit = limit }
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if data.count + bytes.count > limit {
+            failure = "response larger than \(limit) bytes"
+            return false
+        }
+        data.append(contentsOf: bytes)
+        return true
+    }
+}
+
+/// Per-transfer state the C callbacks reach through their userdata pointer.
+private final class TransferState {
+    var headers: [String: String] = [:]
+    var status = 0
+    let sink: HTTPBodySink?
+    init(sink: HTTPBodySink?) { self.sink = sink }
+}
+
+private let headerCallback: photofs_curl_data_fn = { data, size, count, userdata in
+    let length = size * count
+    guard let data, let userdata else { return length }
+    let state = Unmanaged<TransferState>.fromOpaque(userdata).takeUnretainedValue()
+    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+    if line.hasPrefix("HTTP/") {
+        // A new response (after a redirect or a 100 Continue): forget the previous one's headers.
+        state.headers = [:]
+        let parts = line.split(separator: " ")
+        if parts.count >= 2, let status = Int(parts[1]) { state.status = status }
+    } else if let colon = line.firstIndex(of: ":") {
+        let name = line[..<colon].lowercased()
+        state.headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    }
+    return length
+}
+
+private let bodyCallback: photofs_curl_data_fn = { data, size, count, userdata in
+    let length = size * count
+    guard let data, let userdata else { return length }
+    let state = Unmanaged<TransferState>.fromOpaque(userdata).takeUnretainedValue()
+    // Error bodies (404 pages) are not written into the sink: they are not the photo.
+    guard (200...299).contains(state.status), let sink = state.sink else { return length }
+    return sink.write(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+}
+
+public final class HTTPClient: @unchecked Sendable {
+    public let configuration: HTTPConfiguration
+    private let logger: Logger
+    /// Idle easy handles: reusing one reuses its connection (keep-alive), saving a TCP handshake per photo.
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private let lock = NSLock()
+
+    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    public init(configuration: HTTPConfiguration = HTTPConfiguration(), logger: Logger = Logger(label: "photofs.http")) {
+        _ = HTTPClient.globalInit
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    deinit {
+        for handle in idleHandles { curl_easy_cleanup(handle) }
+    }
+
+    /// GET into memory, retried as configured; non-2xx answers throw `.status`.
+    public func get(_ url: String, limit: Int = 64 << 20) throws -> HTTPResponse {
+        try withRetries(url) {
+            let sink = MemorySink(limit: limit)
+            var response = try perform(url, method: .get, sink: sink)
+            response.body = sink.data
+            return response
+        }
+    }
+
+    /// HEAD, retried as configured; non-2xx answers throw `.status`.
+    public func head(_ url: String) throws -> HTTPResponse {
+        try withRetries(url) { try perform(url, method: .head, sink: nil) }
+    }
+
+    /// GET streamed into `sink`, one attempt: the caller owns retries because a retry needs a fresh sink.
+    public func download(_ url: String, into sink: HTTPBodySink) throws -> HTTPResponse {
+        try perform(url, method: .get, sink: sink)
+    }
+
+    /// Runs `attempt` up to `configuration.attempts` times with exponential backoff and jitter.
+    public func withRetries<T>(_ url: String, _ attempt: () throws -> T) throws -> T {
+        var delay = configuration.retryBaseDelay
+        for number in 1...max(1, configuration.attempts) {
+            do { return try attempt() } catch let error as HTTPError where error.isRetryable && number < configuration.attempts {
+                let wait = min(error.retryAfter ?? delay * Double.random(in: 1...1.5), 30)
+                logger.info("retrying", metadata: ["url": "\(url)", "error": "\(error)", "wait_s": "\(wait)"])
+                Thread.sleep(forTimeInterval: wait)
+                delay *= 2
+            }
+        }
+        preconditionFailure("the last attempt either returns or throws")
+    }
+
+    private enum Method { case get, head }
+
+    private func perform(_ url: String, method: Method, sink: HTTPBodySink?) throws -> HTTPResponse {
+        guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
+            throw HTTPError(kind: .invalidURL, url: url)
+        }
+        let handle = try checkOutHandle()
+        var reusable = true
+        defer { checkIn(handle, reusable: reusable) }
+        let state = TransferState(sink: sink)
+        let userdata = Unmanaged.passUnretained(state).toOpaque()
+        curl_easy_reset(handle)
+        photofs_curl_set_string(handle, CURLOPT_URL, url)
+        photofs_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
+        photofs_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        photofs_curl_set_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        photofs_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 1)
+        photofs_curl_set_long(handle, CURLOPT_MAXREDIRS, 5)
+        photofs_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
+        photofs_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
+        photofs_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, Int(configuration.stallTimeout)))
+        photofs_curl_set_string(handle, CURLOPT_USERAGENT, configuration.userAgent)
+        photofs_curl_set_string(handle, CURLOPT_ACCEPT_ENCODING, "identity")
+        photofs_curl_set_data_fn(handle, CURLOPT_HEADERFUNCTION, headerCallback)
+        photofs_curl_set_pointer(handle, CURLOPT_HEADERDATA, userdata)
+        photofs_curl_set_data_fn(handle, CURLOPT_WRITEFUNCTION, bodyCallback)
+        photofs_curl_set_pointer(handle, CURLOPT_WRITEDATA, userdata)
+        if method == .head { photofs_curl_set_long(handle, CURLOPT_NOBODY, 1) }
+
+        let code = withExtendedLifetime(state) { curl_easy_perform(handle) }
+        var status = 0
+        photofs_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        if state.status == 0 { state.status = status }
+        if code != CURLE_OK {
+            reusable = false
+            if code == CURLE_WRITE_ERROR, let failure = sink?.failure {
+                throw HTTPError(kind: .sink(failure), url: url)
+            }
+            let message = String(cString: curl_easy_strerror(code))
+            throw HTTPError(kind: .transport(code: Int(code.rawValue), message: message), url: url)
+        }
+        guard (200...299).contains(status) else {
+            let retryAfter = state.headers["retry-after"].flatMap { TimeInterval($0) }
+            throw HTTPError(kind: .status(status), url: url, retryAfter: retryAfter)
+        }
+        return HTTPResponse(status: status, headers: state.headers, body: Data(), url: url)
+    }
+
+    private func checkOutHandle() throws -> UnsafeMutableRawPointer {
+        lock.lock()
+        let idle = idleHandles.popLast()
+        lock.unlock()
+        if let idle { return idle }
+        guard let handle = curl_easy_init() else {
+            throw HTTPError(kind: .transport(code: -1, message: "libcurl could not create a handle"), url: "")
+        }
+        return handle
+    }
+
+    private func checkIn(_ handle: UnsafeMutableRawPointer, reusable: Bool) {
+        // 16 idle handles: enough for the parallel HEADs of an import and the FUSE threads of a mount.
+        lock.lock()
+        if reusable && idleHandles.count < 16 {
+            idleHandles.append(handle)
+            lock.unlock()
+        } else {
+            lock.unlock()
+            curl_easy_cleanup(handle)
+        }
+    }
+}

@@ -1,0 +1,290 @@
+// The filesystem's logic — lookup, attributes, listings, open and read — over catalog, tree and content,
+// with no FUSE types, so it is tested without a kernel; FuseAdapter is the thin layer that calls it.
+import Foundation
+import Logging
+import PhotoCatalog
+import PhotoContent
+import PhotoTree
+
+public struct FilesystemOptions: Sendable {
+    /// How many photos /recent shows.
+    public var recentLimit = 20
+    /// Processes whose opens do not make a photo "recent": backup and indexing tools read everything.
+    public var backupTools: Set<String> = ["rsync", "tar", "borg", "restic", "rclone", "updatedb", "find"]
+    /// How often the catalog is checked for changes made by another process (an import).
+    public var catalogPollInterval: TimeInterval = 1
+    public var uid = getuid()
+    public var gid = getgid()
+    public init() {}
+}
+
+/// An open photo: a descriptor of its complete cached bytes. Cached files are never modified in place
+/// (a changed photo gets a new cache file), so an open file keeps its bytes whatever happens to the catalog.
+public final class OpenPhoto: @unchecked Sendable {
+    public let fd: Int32
+    public let seq: Int64
+    public let photoID: String
+    public let size: Int64
+    init(fd: Int32, seq: Int64, photoID: String, size: Int64) {
+        self.fd = fd; self.seq = seq; self.photoID = photoID; self.size = size
+    }
+}
+
+public final class PhotoFilesystem: @unchecked Sendable {
+    public let catalog: Catalog
+    public let cache: OriginalCache
+    public let options: FilesystemOptions
+    private let logger: Logger
+
+    private let lock = NSLock()
+    private var listings: [Node: DirectoryListing] = [:]
+    private var recentSeqs: Set<Int64>?
+    private var generation: Catalog.Generation?
+    private var watcher: Thread?
+    private var watching = false
+    private let recentWriter = DispatchQueue(label: "photofs.recent")
+
+    public init(catalog: Catalog, cache: OriginalCache, options: FilesystemOptions, logger: Logger) {
+        self.catalog = catalog
+        self.cache = cache
+        self.options = options
+        self.logger = logger
+        generation = try? catalog.generation()
+    }
+
+    // MARK: Catalog changes
+
+    /// Polls the catalog's change counters and drops cached listings when another process changed it, so an
+    /// import shows up in a live mount within `catalogPollInterval` plus the kernel's attribute timeout.
+    public func startWatchingCatalog() {
+        lock.lock()
+        watching = true
+        lock.unlock()
+        let thread = Thread { [weak self] in
+            while let self, self.isWatching {
+                Thread.sleep(forTimeInterval: self.options.catalogPollInterval)
+                self.checkForCatalogChanges()
+            }
+        }
+        thread.name = "catalog-watch"
+        watcher = thread
+        thread.start()
+    }
+
+    public func stopWatchingCatalog() {
+        lock.lock()
+        watching = false
+        lock.unlock()
+        recentWriter.sync {} // let a pending recent write land before the catalog closes
+    }
+
+    private var isWatching: Bool { lock.lock(); defer { lock.unlock() }; return watching }
+
+    func checkForCatalogChanges() {
+        guard let current = try? catalog.generation() else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        guard current != generation else { return }
+        if current.photos != generation?.photos {
+            listings = [:]
+            logger.info("catalog changed; listings will be rebuilt", metadata: ["generation": "\(current.photos)"])
+        } else {
+            listings[.recent] = nil
+        }
+        recentSeqs = nil
+        generation = current
+    }
+
+    // MARK: Attributes and lookup
+
+    public func attributes(of inode: UInt64) throws -> NodeAttributes {
+        guard let node = Node(inode: inode) else { throw FilesystemError(.notFound, "no inode \(inode)") }
+        switch node {
+        case .photo(let seq):
+            guard let photo = try catalogCall({ try catalog.photo(seq: seq) }), photo.isAvailable else {
+                throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
+            }
+            return TreeBuilder.photoAttributes(photo, linkCount: try linkCount(of: seq))
+        default:
+            return try listing(of: node).attributes
+        }
+    }
+
+    public func lookup(parent: UInt64, name: String) throws -> NodeAttributes {
+        guard let node = Node(inode: parent) else { throw FilesystemError(.notFound, "no inode \(parent)") }
+        guard node.isDirectory else { throw FilesystemError(.notADirectory, "inode \(parent) is a photo") }
+        guard let entry = try listing(of: node).entry(named: name) else {
+            throw FilesystemError(.notFound, "no \"\(name)\" in inode \(parent)")
+        }
+        return entry.attributes
+    }
+
+    /// The parent of a directory, for "..".
+    public func parent(of inode: UInt64) -> UInt64 {
+        switch Node(inode: inode) {
+        case .region: return Node.regions.inode
+        case .photographer(let region, _): return Node.region(region).inode
+        case .year: return Node.moments.inode
+        default: return Node.root.inode
+        }
+    }
+
+    // MARK: Listings
+
+    public func listing(of inode: UInt64) throws -> DirectoryListing {
+        guard let node = Node(inode: inode) else { throw FilesystemError(.notFound, "no inode \(inode)") }
+        guard node.isDirectory else { throw FilesystemError(.notADirectory, "inode \(inode) is a photo") }
+        return try listing(of: node)
+    }
+
+    private func listing(of node: Node) throws -> DirectoryListing {
+        lock.lock()
+        if let cached = listings[node] { lock.unlock(); return cached }
+        lock.unlock()
+        let built = try catalogCall { try build(node) }
+        lock.lock()
+        listings[node] = built
+        lock.unlock()
+        return built
+    }
+
+    private func build(_ node: Node) throws -> DirectoryListing {
+        switch node {
+        case .root:
+            return TreeBuilder.root(newest: try catalog.newestMomentAt())
+        case .regions:
+            return TreeBuilder.regions(try catalog.regions(), newest: try catalog.newestMomentAt())
+        case .moments:
+            return TreeBuilder.years(try catalog.years(), newest: try catalog.newestMomentAt())
+        case .region(let id):
+            guard let region = try catalog.region(id: id) else { throw FilesystemError(.notFound, "no region \(id)") }
+            return TreeBuilder.photographers(in: region, try catalog.photographers(inRegion: id))
+        case .photographer(let region, let photographer):
+            let photos = try catalog.photos(inRegion: region, photographer: photographer)
+            guard !photos.isEmpty else { throw FilesystemError(.notFound, "no photos of \(photographer) in \(region)") }
+            return try photoListing(photos, node: node, style: .title)
+        case .year(let year):
+            let photos = try catalog.photos(inYear: year)
+            guard !photos.isEmpty else { throw FilesystemError(.notFound, "no photos in \(year)") }
+            return try photoListing(photos.sorted { ($0.momentAt, $0.seq) < ($1.momentAt, $1.seq) }, node: node,
+                                    style: .moment)
+        case .recent:
+            let photos = try catalog.recentPhotos(limit: options.recentLimit)
+            let seqs = Set(photos.map(\.seq))
+            lock.lock()
+            recentSeqs = seqs
+            lock.unlock()
+            return TreeBuilder.photos(photos, in: .recent, style: .title) { _ in 3 }
+        case .photo:
+            throw FilesystemError(.notADirectory, "a photo is not a directory")
+        }
+    }
+
+    private func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) throws -> DirectoryListing {
+        let recent = try recentSet()
+        return TreeBuilder.photos(photos, in: node, style: style) { recent.contains($0.seq) ? 3 : 2 }
+    }
+
+    /// A photo has a name in /regions and in /moments, and a third while it is in /recent.
+    private func linkCount(of seq: Int64) throws -> UInt32 {
+        try recentSet().contains(seq) ? 3 : 2
+    }
+
+    private func recentSet() throws -> Set<Int64> {
+        lock.lock()
+        if let recentSeqs { lock.unlock(); return recentSeqs }
+        lock.unlock()
+        let seqs = Set(try catalogCall { try catalog.recentPhotos(limit: options.recentLimit) }.map(\.seq))
+        lock.lock()
+        recentSeqs = seqs
+        lock.unlock()
+        return seqs
+    }
+
+    // MARK: Content
+
+    /// Opens a photo: its bytes are fetched into the cache first if needed (on this thread; see docs/architecture.md).
+    /// `processName` is the opener's command name, used to leave backup tools' opens out of /recent.
+    public func open(inode: UInt64, processName: String?) throws -> OpenPhoto {
+        guard case .photo(let seq) = Node(inode: inode) else {
+            throw FilesystemError(.isADirectory, "inode \(inode) is a directory")
+        }
+        guard let photo = try catalogCall({ try catalog.photo(seq: seq) }), photo.isAvailable,
+              let size = photo.byteSize, let type = photo.contentType else {
+            throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
+        }
+        let source = ContentSource(photoID: photo.id, url: photo.originalURL, expectedSize: size, contentType: type,
+                                   etag: photo.etag)
+        let path: String
+        do {
+            path = try cache.fetch(source)
+        } catch let error as ContentError {
+            logger.error("cannot open photo", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
+                                                          "url": "\(photo.originalURL)", "error": "\(error)"])
+            throw FilesystemError(error.kind == .noSpace ? .noSpace : .ioFailure, "\(error)", underlying: error)
+        }
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let message = String(cString: strerror(errno))
+            logger.error("cannot open cached photo", metadata: ["photo": "\(photo.id)", "path": "\(path)", "error": "\(message)"])
+            throw FilesystemError(.ioFailure, "cached file of photo \(photo.id): \(message)")
+        }
+        if let processName, options.backupTools.contains(processName) {
+            logger.trace("open by backup tool not recorded", metadata: ["photo": "\(photo.id)", "process": "\(processName)"])
+        } else {
+            noteRecentOpen(seq: seq)
+        }
+        return OpenPhoto(fd: fd, seq: seq, photoID: photo.id, size: size)
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of file (the FUSE read contract).
+    public func read(_ handle: OpenPhoto, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        var total = 0
+        while total < buffer.count {
+            let n = pread(handle.fd, buffer.baseAddress! + total, buffer.count - total, off_t(offset) + off_t(total))
+            if n < 0 {
+                if errno == EINTR { continue }
+                let message = String(cString: strerror(errno))
+                logger.error("read failed", metadata: ["photo": "\(handle.photoID)", "op": "read", "error": "\(message)"])
+                throw FilesystemError(.ioFailure, "reading photo \(handle.photoID): \(message)")
+            }
+            if n == 0 { break }
+            total += n
+        }
+        return total
+    }
+
+    public func release(_ handle: OpenPhoto) {
+        close(handle.fd)
+    }
+
+    /// Totals for `df`: the bytes and number of photos the mount shows.
+    public func usage() -> (bytes: Int64, files: Int64) {
+        let regions = (try? catalog.regions()) ?? []
+        let photos = Int64(regions.reduce(0) { $0 + $1.photoCount })
+        return ((try? catalog.totalAvailableBytes()) ?? 0, photos)
+    }
+
+    private func noteRecentOpen(seq: Int64) {
+        recentWriter.async { [self] in
+            do {
+                try catalog.recordOpen(seq: seq)
+                lock.lock()
+                listings[.recent] = nil
+                recentSeqs = nil
+                lock.unlock()
+            } catch {
+                logger.warning("could not record a recent open", metadata: ["seq": "\(seq)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Catalog failures (a file deleted, corrupted or locked underneath the mount) become EIO with the cause
+    /// in the log, never a crash.
+    private func catalogCall<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as FilesystemError { throw error } catch {
+            logger.error("catalog read failed", metadata: ["error": "\(error)"])
+            throw FilesystemError(.ioFailure, "catalog read failed", underlying: error)
+        }
+    }
+}

@@ -1,0 +1,101 @@
+// Turns catalog text (titles, region and photographer names) into valid, visible, unique file names.
+import Foundation
+
+/// The naming rules of docs/user-guide.md ("Names"), as pure functions.
+public enum FileNaming {
+    /// Linux's NAME_MAX: a name is at most 255 bytes.
+    public static let maxNameBytes = 255
+
+    /// Bidirectional controls can make a name display as another (e.g. "gpj.exe" shown as "exe.jpg").
+    private static let bidiControls: Set<UInt32> = [0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
+                                                    0x2066, 0x2067, 0x2068, 0x2069]
+
+    /// Makes one path component from arbitrary text:
+    /// - "/" becomes "／" (U+FF0F, looks the same, is not a separator);
+    /// - NUL, other control characters (C0, DEL, C1) and line/paragraph separators become a space;
+    /// - bidirectional override characters are dropped;
+    /// - leading dots and spaces are dropped (a leading dot would hide the file from `ls`; "." and ".." vanish);
+    ///   trailing spaces are dropped;
+    /// - an empty result becomes `fallback`.
+    public static func sanitize(_ text: String, fallback: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            if value == 0x2F {
+                scalars.append("\u{FF0F}")
+            } else if value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029 {
+                scalars.append(" ")
+            } else if bidiControls.contains(value) {
+                continue
+            } else {
+                scalars.append(scalar)
+            }
+        }
+        var name = String(scalars)
+        while let first = name.unicodeScalars.first, first == "." || first.properties.isWhitespace {
+            name.unicodeScalars.removeFirst()
+        }
+        while let last = name.unicodeScalars.last, last.properties.isWhitespace {
+            name.unicodeScalars.removeLast()
+        }
+        return name.isEmpty ? fallback : name
+    }
+
+    /// Joins a stem, an optional disambiguating suffix and an extension into a name of at most 255 bytes,
+    /// cutting the stem at a character (grapheme) boundary so no character is split and the suffix and
+    /// extension survive whole.
+    public static func compose(stem: String, suffix: String = "", extension ext: String? = nil) -> String {
+        let tail = suffix + (ext.map { "." + $0 } ?? "")
+        let budget = maxNameBytes - tail.utf8.count
+        var cut = ""
+        var bytes = 0
+        for character in stem {
+            let width = character.utf8.count
+            if bytes + width > budget { break }
+            bytes += width
+            cut.append(character)
+        }
+        while let last = cut.unicodeScalars.last, last.properties.isWhitespace { cut.unicodeScalars.removeLast() }
+        return cut + tail
+    }
+
+    /// The de-duplicating suffix for a photo or directory: its id's last 6 characters, or the whole id when
+    /// the short form also collides. Flickr ids are decimal numbers of 10–11 digits; 6 digits tell apart
+    /// any two photos of one directory but by a 1-in-a-million chance, which the full id then resolves.
+    public static func suffixes(forID id: String) -> [String] {
+        let short = String(id.suffix(6))
+        return short == id ? [" (\(id))"] : [" (\(short))", " (\(id))"]
+    }
+}
+
+/// Hands out unique names within one directory.
+///
+/// Candidates are named in the order given, which callers make the order of first import (catalog `seq`):
+/// each takes its plain name if free, else the plain name with a suffix from its id. A name therefore depends
+/// only on items imported before it, so importing more photos never renames a file that already existed.
+/// Names are compared ignoring case and Unicode normalisation, so a copy to a case-insensitive disk (exFAT,
+/// macOS) keeps every file.
+public struct UniqueNamer {
+    private var taken = Set<String>()
+    public init() {}
+
+    public mutating func claim(stem: String, id: String, extension ext: String?) -> String {
+        let plain = FileNaming.compose(stem: stem, extension: ext)
+        if take(plain) { return plain }
+        for suffix in FileNaming.suffixes(forID: id) {
+            let name = FileNaming.compose(stem: stem, suffix: suffix, extension: ext)
+            if take(name) { return name }
+        }
+        // Only a crafted title can reach this ("A (123456)" beside two photos titled "A"): count upwards.
+        var counter = 2
+        while true {
+            let name = FileNaming.compose(stem: stem, suffix: " (\(id)-\(counter))", extension: ext)
+            if take(name) { return name }
+            counter += 1
+        }
+    }
+
+    private mutating func take(_ name: String) -> Bool {
+        taken.insert(name.lowercased()).inserted
+    }
+}

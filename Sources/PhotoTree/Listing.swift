@@ -1,0 +1,174 @@
+// Directory listings and attributes of the mounted tree, built from catalog rows with no I/O.
+import Foundation
+import PhotoCatalog
+
+/// What `stat` shows for a node. Files are 0444, directories 0555; owner and group are filled by the
+/// filesystem layer (the mounting user).
+public struct NodeAttributes: Equatable, Sendable {
+    public var node: Node
+    public var size: Int64
+    /// Seconds since 1970: a photo's date taken, a directory's newest photo's.
+    public var mtime: Int64
+    public var linkCount: UInt32
+
+    public var inode: UInt64 { node.inode }
+    public var isDirectory: Bool { node.isDirectory }
+    /// Permission bits: read-only for everyone, directories searchable.
+    public var permissions: UInt32 { isDirectory ? 0o555 : 0o444 }
+    /// The I/O size `stat` reports; also the size FUSE reports for directories (st_size of a directory is
+    /// not a byte count anywhere; 4096 is what ext4 shows and what tools expect).
+    public static let directorySize: Int64 = 4096
+}
+
+public struct DirectoryEntry: Equatable, Sendable {
+    public var name: String
+    public var attributes: NodeAttributes
+    public var node: Node { attributes.node }
+}
+
+/// A directory's entries in listing order, with a by-name index for lookup.
+public struct DirectoryListing: Sendable {
+    public let attributes: NodeAttributes
+    public let entries: [DirectoryEntry]
+    private let indexByName: [String: Int]
+
+    public init(attributes: NodeAttributes, entries: [DirectoryEntry]) {
+        self.attributes = attributes
+        self.entries = entries
+        var index: [String: Int] = [:]
+        index.reserveCapacity(entries.count)
+        // Keys are the exact UTF-8 bytes: the kernel looks names up byte for byte, and Swift's String equality
+        // (canonical equivalence) would otherwise match a name that `ls` never showed.
+        for (position, entry) in entries.enumerated() { index[Self.key(entry.name)] = position }
+        self.indexByName = index
+    }
+
+    public func entry(named name: String) -> DirectoryEntry? {
+        indexByName[Self.key(name)].map { entries[$0] }
+    }
+
+    private static func key(_ name: String) -> String {
+        // Mapping each byte to a Latin-1 scalar gives a String whose equality is byte equality.
+        String(decoding: name.utf8.map { UInt16($0) }, as: UTF16.self)
+    }
+}
+
+/// How photos are named in a directory of photos.
+public enum PhotoNameStyle: Sendable {
+    /// `<Title>.<ext>` (regions, recent)
+    case title
+    /// `<YYYY-MM-DD HH.MM.SS> <Title>.<ext>` (moments), so that `ls` sorts chronologically.
+    case moment
+}
+
+/// Pure builders: catalog rows in, entries out.
+public enum TreeBuilder {
+    public static let fallbackTitle = "Untitled"
+    public static let fallbackDirectoryName = "Unknown"
+
+    public static func directoryAttributes(_ node: Node, newest: Int64, subdirectories: Int) -> NodeAttributes {
+        NodeAttributes(node: node, size: NodeAttributes.directorySize, mtime: newest,
+                       linkCount: UInt32(2 + subdirectories))
+    }
+
+    /// A photo's attributes; `linkCount` is the number of trees that show it (regions, moments, maybe recent).
+    public static func photoAttributes(_ photo: PhotoRecord, linkCount: UInt32) -> NodeAttributes {
+        NodeAttributes(node: .photo(seq: photo.seq), size: photo.byteSize ?? 0, mtime: photo.momentAt,
+                       linkCount: linkCount)
+    }
+
+    public static func root(newest: Int64) -> DirectoryListing {
+        let entries = [("regions", Node.regions), ("moments", .moments), ("recent", .recent)].map { name, node in
+            DirectoryEntry(name: name, attributes: directoryAttributes(node, newest: newest, subdirectories: 0))
+        }
+        return DirectoryListing(attributes: directoryAttributes(.root, newest: newest, subdirectories: 3),
+                                entries: entries)
+    }
+
+    /// `/regions`: one directory per region that has photos; region ids order the de-duplication.
+    public static func regions(_ regions: [RegionRecord], newest: Int64) -> DirectoryListing {
+        var namer = UniqueNamer()
+        let entries = regions.sorted { $0.id < $1.id }.map { region in
+            DirectoryEntry(
+                name: namer.claim(stem: FileNaming.sanitize(region.name, fallback: fallbackDirectoryName),
+                                  id: String(region.id), extension: nil),
+                attributes: directoryAttributes(.region(region.id), newest: region.newestMomentAt,
+                                                subdirectories: region.photographerCount))
+        }
+        return DirectoryListing(attributes: directoryAttributes(.regions, newest: newest,
+                                                                subdirectories: entries.count),
+                                entries: sortedByName(entries))
+    }
+
+    /// `/regions/<Region>`: one directory per photographer with photos there; names de-duplicated by
+    /// photographer id, suffixed with the Flickr owner id when two photographers share a display name.
+    public static func photographers(in region: RegionRecord, _ photographers: [PhotographerRecord]) -> DirectoryListing {
+        var namer = UniqueNamer()
+        let entries = photographers.sorted { $0.id < $1.id }.map { photographer in
+            DirectoryEntry(
+                name: namer.claim(stem: FileNaming.sanitize(photographer.name, fallback: fallbackDirectoryName),
+                                  id: photographer.owner, extension: nil),
+                attributes: directoryAttributes(.photographer(region: region.id, photographer: photographer.id),
+                                                newest: photographer.newestMomentAt, subdirectories: 0))
+        }
+        return DirectoryListing(attributes: directoryAttributes(.region(region.id), newest: region.newestMomentAt,
+                                                                subdirectories: entries.count),
+                                entries: sortedByName(entries))
+    }
+
+    /// `/moments`: one directory per year.
+    public static func years(_ years: [YearRecord], newest: Int64) -> DirectoryListing {
+        let entries = years.map { year in
+            DirectoryEntry(name: String(format: "%04d", year.year),
+                           attributes: directoryAttributes(.year(year.year), newest: year.newestMomentAt,
+                                                           subdirectories: 0))
+        }
+        return DirectoryListing(attributes: directoryAttributes(.moments, newest: newest,
+                                                                subdirectories: entries.count),
+                                entries: entries)
+    }
+
+    /// A directory of photos. `photos` may come in any order: names are handed out in import order (seq) so
+    /// they stay stable; entries are listed in `listingOrder` (the order given).
+    public static func photos(_ photos: [PhotoRecord], in node: Node, style: PhotoNameStyle,
+                              linkCount: (PhotoRecord) -> UInt32) -> DirectoryListing {
+        var namer = UniqueNamer()
+        var names: [Int64: String] = [:]
+        names.reserveCapacity(photos.count)
+        for photo in photos.sorted(by: { $0.seq < $1.seq }) {
+            names[photo.seq] = namer.claim(stem: stem(of: photo, style: style), id: photo.id,
+                                           extension: photo.fileExtension)
+        }
+        let entries = photos.map { photo in
+            DirectoryEntry(name: names[photo.seq]!, attributes: photoAttributes(photo, linkCount: linkCount(photo)))
+        }
+        let newest = photos.map(\.momentAt).max() ?? 0
+        return DirectoryListing(attributes: directoryAttributes(node, newest: newest, subdirectories: 0),
+                                entries: entries)
+    }
+
+    /// The name of a photo without extension or suffix.
+    public static func stem(of photo: PhotoRecord, style: PhotoNameStyle) -> String {
+        let title = FileNaming.sanitize(photo.title, fallback: fallbackTitle)
+        switch style {
+        case .title: return title
+        case .moment: return momentPrefix(photo.momentAt) + " " + title
+        }
+    }
+
+    /// "YYYY-MM-DD HH.MM.SS" in UTC: Flickr's date taken carries no zone, and the catalog stores it read as UTC,
+    /// so this prints the camera's own clock. Dots, not colons: colons are invalid in names on Windows/macOS
+    /// copies.
+    public static func momentPrefix(_ seconds: Int64) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(format: "%04d-%02d-%02d %02d.%02d.%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    }
+
+    private static func sortedByName(_ entries: [DirectoryEntry]) -> [DirectoryEntry] {
+        // Case-insensitive order, as cs193p's TopRegions lists them; `ls` re-sorts anyway.
+        entries.sorted { ($0.name.lowercased(), $0.name) < ($1.name.lowercased(), $1.name) }
+    }
+}

@@ -1,0 +1,62 @@
+// Which directory or file an inode number stands for; the number is computed from catalog ids, so it is the
+// same across remounts and needs no table.
+import Foundation
+
+/// Every object in the mounted tree. A photo is one node wherever it appears (/regions, /moments, /recent),
+/// so it has one inode number and `ls -i` shows the same number in every tree.
+public enum Node: Hashable, Sendable {
+    case root
+    case regions
+    case moments
+    case recent
+    case region(Int64)
+    case photographer(region: Int64, photographer: Int64)
+    case year(Int)
+    case photo(seq: Int64)
+
+    // The top byte of an inode number says what kind of node it is; the rest holds catalog ids.
+    // Region and photographer ids each get 28 bits (268 million), far above any Flickr-style library.
+    private static let kindShift: UInt64 = 56
+    private static let idBits: UInt64 = 28
+    private static let idMask: UInt64 = (1 << idBits) - 1
+    private enum Kind: UInt64 { case fixed = 0, photo = 1, region = 2, photographer = 3, year = 4 }
+
+    public var inode: UInt64 {
+        switch self {
+        case .root: return 1 // FUSE_ROOT_ID
+        case .regions: return 2
+        case .moments: return 3
+        case .recent: return 4
+        case .photo(let seq): return Kind.photo.rawValue << Node.kindShift | UInt64(seq)
+        case .region(let id): return Kind.region.rawValue << Node.kindShift | UInt64(id)
+        case .photographer(let region, let photographer):
+            return Kind.photographer.rawValue << Node.kindShift | UInt64(region) << Node.idBits | UInt64(photographer)
+        case .year(let year): return Kind.year.rawValue << Node.kindShift | UInt64(year)
+        }
+    }
+
+    public init?(inode: UInt64) {
+        let payload = inode & ((1 << Node.kindShift) - 1)
+        switch Kind(rawValue: inode >> Node.kindShift) {
+        case .fixed:
+            switch inode {
+            case 1: self = .root
+            case 2: self = .regions
+            case 3: self = .moments
+            case 4: self = .recent
+            default: return nil
+            }
+        case .photo: self = .photo(seq: Int64(payload))
+        case .region: self = .region(Int64(payload))
+        case .photographer:
+            self = .photographer(region: Int64(payload >> Node.idBits), photographer: Int64(payload & Node.idMask))
+        case .year: self = .year(Int(payload))
+        case nil: return nil
+        }
+    }
+
+    public var isDirectory: Bool {
+        if case .photo = self { return false }
+        return true
+    }
+}

@@ -1,0 +1,61 @@
+// `photofs cache stats|clear`: what the disk cache of a library holds, and emptying it.
+import ArgumentParser
+import Foundation
+
+struct CacheCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cache",
+        abstract: "Inspect or clear a library's photo cache.",
+        subcommands: [Stats.self, Clear.self]
+    )
+
+    struct Location: ParsableArguments {
+        @Argument(help: "The library file.")
+        var library: String
+        @Option(help: "The cache directory, if not the default for this library.")
+        var cacheDir: String?
+        var directory: URL {
+            cacheDir.map { URL(fileURLWithPath: Paths.absolute($0)) }
+                ?? Paths.defaultCacheDirectory(forLibrary: Paths.absolute(library))
+        }
+    }
+
+    struct Stats: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show how many photos and bytes the cache holds.")
+        @OptionGroup var location: Location
+        func run() throws {
+            let (count, bytes) = CacheCommand.usage(of: location.directory.appendingPathComponent("originals"))
+            print("cache: \(location.directory.path)")
+            print("photos: \(count)")
+            print("bytes: \(bytes) (\(ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)))")
+        }
+    }
+
+    struct Clear: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete every cached photo (a live mount downloads them again when opened).")
+        @OptionGroup var location: Location
+        func run() throws {
+            let originals = location.directory.appendingPathComponent("originals")
+            let (count, bytes) = CacheCommand.usage(of: originals)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: originals.path)) ?? [] {
+                // Unlinking is safe under a live mount: open files keep their bytes until closed.
+                unlink(originals.appendingPathComponent(name).path)
+            }
+            print("removed \(count) photos, \(bytes) bytes from \(location.directory.path)")
+        }
+    }
+
+    static func usage(of directory: URL) -> (Int, Int64) {
+        var count = 0
+        var bytes: Int64 = 0
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] {
+            var info = stat()
+            if stat(directory.appendingPathComponent(name).path, &info) == 0 {
+                count += 1
+                bytes += Int64(info.st_size)
+            }
+        }
+        return (count, bytes)
+    }
+}

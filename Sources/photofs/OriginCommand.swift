@@ -1,0 +1,34 @@
+// `photofs origin`: runs the built-in Flickr-format origin on loopback, for trying imports by hand and benchmarks.
+import ArgumentParser
+import FlickrOrigin
+import Foundation
+
+struct OriginCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "origin",
+        abstract: "Serve the built-in demo library over the Flickr REST format on 127.0.0.1.",
+        discussion: """
+            Answers flickr.photos.getRecent, flickr.photos.search and flickr.places.getInfo at
+            http://127.0.0.1:PORT/services/rest/ and serves the photos' bytes (with Content-Length, Range and
+            ETag). Runs until interrupted. Import from it with:
+              photofs import flickr demo.sqlite --endpoint http://127.0.0.1:PORT/services/rest/ --api-key demo
+            """
+    )
+
+    @Option(help: "TCP port on 127.0.0.1 (0 picks a free one).")
+    var port: UInt16 = 18080
+
+    @Option(help: "The API key the origin accepts.")
+    var apiKey = "demo"
+
+    @Option(help: "Number of photos in the library.")
+    var photos = 240
+
+    func run() throws {
+        let server = FlickrOriginServer(library: DemoLibrary.make(count: photos), apiKey: apiKey)
+        try server.start(port: port)
+        print("serving \(photos) photos at \(server.endpoint) (API key \"\(apiKey)\")")
+        fflush(stdout)
+        while true { sleep(3600) }
+    }
+}

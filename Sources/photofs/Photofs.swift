@@ -1,0 +1,80 @@
+// The `photofs` command: import a Flickr-style library into SQLite, mount it, run the demo, manage the cache.
+import ArgumentParser
+import Foundation
+import Logging
+
+@main
+struct Photofs: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "photofs",
+        abstract: "A read-only FUSE file system over a Flickr-style photo library.",
+        discussion: """
+            A library is one SQLite file of photo metadata. Fill it with `photofs import flickr`, then
+            `photofs mount` shows it as folders:
+
+              <mount>/regions/<Region>/<Photographer>/<Title>.jpg
+              <mount>/moments/<Year>/<YYYY-MM-DD HH.MM.SS> <Title>.jpg
+              <mount>/recent/<Title>.jpg      (the 20 most recently opened)
+
+            Photos are downloaded when first opened and kept in a disk cache. `photofs demo` does all of
+            this against a built-in library. See docs/user-guide.md.
+            """,
+        subcommands: [ImportCommand.self, MountCommand.self, DemoCommand.self, CacheCommand.self, OriginCommand.self]
+    )
+}
+
+/// Options every command shares.
+struct LoggingOptions: ParsableArguments {
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical. Also PHOTOFS_LOG.")
+    var logLevel: String?
+
+    /// Sets up swift-log once: lines on standard error with their metadata (photo id, inode, op).
+    func makeLogger(_ label: String) -> Logger {
+        let wanted = logLevel ?? ProcessInfo.processInfo.environment["PHOTOFS_LOG"] ?? "info"
+        let level = Logger.Level(rawValue: wanted.lowercased()) ?? .info
+        LoggingBootstrap.once(level: level)
+        var logger = Logger(label: label)
+        logger.logLevel = level
+        return logger
+    }
+}
+
+enum LoggingBootstrap {
+    private static var done = false
+    static func once(level: Logger.Level) {
+        guard !done else { return }
+        done = true
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}
+
+/// A message for the user and a non-zero exit, without a stack trace.
+struct CommandFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+    init(_ message: String) { self.message = message }
+}
+
+enum Paths {
+    /// Default cache directory of a library: ${XDG_CACHE_HOME:-~/.cache}/photofs/<name>-<hash of its path>,
+    /// so two libraries never share a cache by accident and every mount of one library shares the same one.
+    static func defaultCacheDirectory(forLibrary library: String) -> URL {
+        let absolute = URL(fileURLWithPath: library).standardizedFileURL.path
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.cache"
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in absolute.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let name = URL(fileURLWithPath: absolute).deletingPathExtension().lastPathComponent
+        return URL(fileURLWithPath: base).appendingPathComponent("photofs")
+            .appendingPathComponent("\(name)-\(String(hash, radix: 16).prefix(8))")
+    }
+
+    static func absolute(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.path
+    }
+}
