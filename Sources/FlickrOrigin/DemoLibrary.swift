@@ -49,13 +49,14 @@ public enum DemoLibrary {
                                  "Cathedral", "Fog", "Bridge", "Lighthouse", "Snow", "Cherry blossoms", "Night train"]
 
     /// `count` photos (the demo uses 240) over 12 photographers, 6 regions and the years 2019–2024.
-    public static func make(count: Int = 240, seed: UInt64 = 2024) -> OriginLibrary {
+    /// `scale` divides the image dimensions (tests use small images to stay fast in debug builds).
+    public static func make(count: Int = 240, seed: UInt64 = 2024, scale: Int = 1) -> OriginLibrary {
         var random = SeededGenerator(seed: seed)
         // Image shapes of a few sizes; every 9th photo is a PNG (with an alpha channel).
         let shapes = [(640, 480), (800, 600), (1024, 768), (480, 640), (1280, 853), (320, 240)]
         var specs: [(String, Int, Int, Bool, UInt64)] = []
         for index in 0..<count {
-            let (width, height) = shapes[index % shapes.count]
+            let (width, height) = (shapes[index % shapes.count].0 / scale, shapes[index % shapes.count].1 / scale)
             specs.append(("\(52_000_000_000 + index * 7919)", width, height, index % 9 == 4, random.next()))
         }
         // Encoding 240 images takes about a second on one core; spread it over the cores.
@@ -65,7 +66,9 @@ public enum DemoLibrary {
         DispatchQueue.concurrentPerform(iterations: count) { index in
             let (_, width, height, isPNG, imageSeed) = specs[index]
             let image = renderImage(width: width, height: height, png: isPNG, seed: imageSeed)
-            let thumbnail = renderImage(width: 75, height: 75, png: false, seed: imageSeed)
+            // Flickr's square is 75×75; never larger than the photo itself (tests use tiny photos).
+            let side = min(75, width, height)
+            let thumbnail = renderImage(width: side, height: side, png: false, seed: imageSeed)
             lock.lock(); images[index] = image; thumbnails[index] = thumbnail; lock.unlock()
         }
         var photos: [OriginPhoto] = []

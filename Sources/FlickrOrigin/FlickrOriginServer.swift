@@ -86,6 +86,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
     private var truncated = Set<String>()
     private var contentTypeOverrides: [String: String] = [:]
     private var scriptedStatuses: [String: [Int]] = [:]
+    private var delays: [String: TimeInterval] = [:]
     private var requestCounts: [String: Int] = [:]
     public var malformedAnswers = false
 
@@ -125,6 +126,8 @@ public final class FlickrOriginServer: @unchecked Sendable {
     public func setMissing(photoID: String, _ isMissing: Bool = true) { mutate(photoID) { missing.toggle($0, on: isMissing) } }
     public func setTruncated(photoID: String, _ isTruncated: Bool = true) { mutate(photoID) { truncated.toggle($0, on: isTruncated) } }
     public func overrideContentType(photoID: String, _ type: String?) { mutate(photoID) { contentTypeOverrides[$0] = type } }
+    /// Every request for the photo's image waits this long before the answer starts (a slow origin).
+    public func setDelay(photoID: String, _ seconds: TimeInterval) { mutate(photoID) { delays[$0] = seconds } }
     /// The next GETs of the photo's image answer these statuses, in order, before serving normally.
     public func scriptStatuses(photoID: String, _ statuses: [Int]) { mutate(photoID) { scriptedStatuses[$0] = statuses } }
 
@@ -231,10 +234,10 @@ public final class FlickrOriginServer: @unchecked Sendable {
             item["originalsecret"] = "0a1b2c"
             item["originalformat"] = photo.image.fileExtension
         }
-        if extras.contains("url_sq"), photo.thumbnail != nil {
+        if extras.contains("url_sq"), let thumbnail = photo.thumbnail {
             item["url_sq"] = host + photo.thumbnailPath
-            item["width_sq"] = 75
-            item["height_sq"] = 75
+            item["width_sq"] = thumbnail.width
+            item["height_sq"] = thumbnail.height
         }
         let suffix = photo.imageSuffix
         if extras.contains("url_\(suffix)") {
@@ -266,6 +269,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
         let isMissing = missing.contains(request.path)
         let isTruncated = truncated.contains(request.path)
         let typeOverride = contentTypeOverrides[request.path]
+        let delay = delays[request.path] ?? 0
         var scripted: Int?
         if request.method == "GET", var statuses = scriptedStatuses[request.path], !statuses.isEmpty {
             scripted = statuses.removeFirst()
@@ -284,8 +288,10 @@ public final class FlickrOriginServer: @unchecked Sendable {
             headers.append(("Content-Range", "bytes \(start)-\(end)/\(total)"))
             return ServerResponse(status: 206, headers: headers, body: image.data.subdata(in: start..<end + 1))
         }
-        return ServerResponse(status: 200, headers: headers, body: image.data,
-                              truncateAfter: isTruncated ? total / 2 : nil)
+        var response = ServerResponse(status: 200, headers: headers, body: image.data,
+                                      truncateAfter: isTruncated ? total / 2 : nil)
+        response.delay = delay
+        return response
     }
 
     /// One "bytes=a-b", "bytes=a-" or "bytes=-n" range; nil for anything else (served whole, as RFC 9110 allows).

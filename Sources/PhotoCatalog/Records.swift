@@ -79,6 +79,9 @@ public struct PhotographerRecord: Equatable, Sendable {
     public var name: String
     /// Newest moment of this photographer's photos in the region asked for (directory mtime).
     public var newestMomentAt: Int64
+    public init(id: Int64, owner: String, name: String, newestMomentAt: Int64) {
+        self.id = id; self.owner = owner; self.name = name; self.newestMomentAt = newestMomentAt
+    }
 }
 
 public struct RegionRecord: Equatable, Sendable {
@@ -87,6 +90,10 @@ public struct RegionRecord: Equatable, Sendable {
     public var photoCount: Int
     public var photographerCount: Int
     public var newestMomentAt: Int64
+    public init(id: Int64, name: String, photoCount: Int, photographerCount: Int, newestMomentAt: Int64) {
+        self.id = id; self.name = name; self.photoCount = photoCount
+        self.photographerCount = photographerCount; self.newestMomentAt = newestMomentAt
+    }
 }
 
 public struct YearRecord: Equatable, Sendable {

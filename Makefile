@@ -1,0 +1,41 @@
+# photofs: `make demo` and `make test` each work alone on a fresh Debian machine (they install what is missing).
+SHELL := /bin/bash
+PREFIX ?= /usr/local
+SBINDIR ?= /sbin
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Build and run-time needs: libfuse3 + fusermount3, SQLite, libcurl, libpng, libjpeg-turbo, pkg-config;
+# rsync and file are used by the integration tests and the demo's hints.
+APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file
+BIN := .build/release/photofs
+
+.PHONY: all deps build test demo install uninstall bench clean
+
+all: build
+
+deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing: $$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@[ -e /dev/fuse ] || { echo "/dev/fuse is missing: load the fuse module (modprobe fuse)"; exit 1; }
+
+build: deps
+	swift build -c release --product photofs
+
+test: deps build
+	swift test
+
+demo: deps build
+	$(BIN) demo
+
+install: build
+	$(SUDO) install -m 0755 $(BIN) $(PREFIX)/bin/photofs
+	$(SUDO) install -m 0755 mount-scripts/mount.photofs $(SBINDIR)/mount.fuse.photofs
+	$(SUDO) install -m 0644 mount-scripts/photofs@.service /etc/systemd/system/photofs@.service
+
+uninstall:
+	$(SUDO) rm -f $(PREFIX)/bin/photofs $(SBINDIR)/mount.fuse.photofs /etc/systemd/system/photofs@.service
+
+clean:
+	rm -rf .build demo mnt backup

@@ -1,0 +1,52 @@
+// Reading one Flickr photo: title and owner fallbacks, the original URL rule, numbers sent as strings.
+@testable import FlickrImport
+import XCTest
+
+final class FlickrPhotoTests: XCTestCase {
+    func testTitleFallsBackToDescriptionThenUnknown() {
+        XCTAssertEqual(FlickrPhoto(json: base(["title": "Pier"]))?.title, "Pier")
+        XCTAssertEqual(FlickrPhoto(json: base(["title": "  ", "description": ["_content": "From the pier"]]))?.title,
+                       "From the pier")
+        XCTAssertEqual(FlickrPhoto(json: base(["title": "", "description": ["_content": ""]]))?.title, "Unknown")
+    }
+
+    func testPhotographerIsOwnernameElseOwnerID() {
+        XCTAssertEqual(FlickrPhoto(json: base(["ownername": "Ansel"]))?.ownerName, "Ansel")
+        XCTAssertEqual(FlickrPhoto(json: base([:]))?.ownerName, "123@N01")
+    }
+
+    func testOriginalIsURLOElseTheLargestRendition() {
+        XCTAssertEqual(FlickrPhoto(json: base(["url_o": "http://x/o.jpg", "url_l": "http://x/l.jpg"]))?.originalURL,
+                       "http://x/o.jpg")
+        let noOriginal = base(["url_m": "http://x/m.jpg", "width_m": "500", "height_m": 375,
+                               "url_l": "http://x/l.jpg", "width_l": 1024, "height_l": "768",
+                               "url_sq": "http://x/sq.jpg", "width_sq": 75, "height_sq": 75])
+        XCTAssertEqual(FlickrPhoto(json: noOriginal)?.originalURL, "http://x/l.jpg")
+        XCTAssertEqual(FlickrPhoto(json: noOriginal)?.thumbnailURL, "http://x/sq.jpg")
+        // Without widths the suffix order decides.
+        XCTAssertEqual(FlickrPhoto(json: base(["url_z": "http://x/z.jpg", "url_c": "http://x/c.jpg"]))?.originalURL,
+                       "http://x/c.jpg")
+        XCTAssertNil(FlickrPhoto(json: ["id": "1", "title": "no urls"]))
+    }
+
+    func testDatesAndLocation() {
+        let photo = FlickrPhoto(json: base(["datetaken": "2019-05-04 12:33:10", "dateupload": "1700000000",
+                                            "latitude": "37.5", "longitude": -122.25, "place_id": "abc"]))
+        XCTAssertEqual(photo?.takenAt, 1_556_973_190)
+        XCTAssertEqual(photo?.uploadedAt, 1_700_000_000)
+        XCTAssertEqual(photo?.latitude, 37.5)
+        XCTAssertEqual(photo?.placeID, "abc")
+        let unknownDate = FlickrPhoto(json: base(["datetaken": "2001-01-01 00:00:00", "datetakenunknown": "1",
+                                                  "latitude": 0, "longitude": 0]))
+        XCTAssertNil(unknownDate?.takenAt)
+        XCTAssertNil(unknownDate?.latitude)
+        XCTAssertNil(FlickrPhoto(json: base(["datetaken": "2019-13-45 99:00:00"]))?.takenAt)
+    }
+
+    private func base(_ fields: [String: Any]) -> [String: Any] {
+        var json: [String: Any] = ["id": 52_000_000_001 as Int, "owner": "123@N01", "title": "t", "url_o": "http://x/o.jpg"]
+        if fields["url_o"] == nil && fields.keys.contains(where: { $0.hasPrefix("url_") }) { json["url_o"] = nil }
+        json.merge(fields) { _, new in new }
+        return json
+    }
+}

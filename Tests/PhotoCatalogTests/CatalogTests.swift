@@ -1,0 +1,115 @@
+// The catalog: one transaction per import, idempotent re-import, merged regions, stored counts, recents.
+import GRDB
+import PhotoCatalog
+import XCTest
+
+final class CatalogTests: XCTestCase {
+    var directory: URL!
+    var catalog: Catalog!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        catalog = try Catalog(path: directory.appendingPathComponent("library.sqlite").path)
+    }
+
+    override func tearDownWithError() throws {
+        catalog = nil
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func testImportIsIdempotentAndKeepsSequenceNumbers() throws {
+        let places = [PlaceResolution(placeID: "p1", placeName: "SF", regionName: "California")]
+        let first = try catalog.applyImport(places: places, photos: [imported("1", place: "p1"), imported("2", place: "p1")])
+        XCTAssertEqual(first.added, 2)
+        let seqs = try catalog.allPhotos().map(\.seq)
+        let generation = try catalog.generation()
+
+        let again = try catalog.applyImport(places: [], photos: [imported("1", place: "p1"), imported("2", place: "p1")])
+        XCTAssertEqual(again.added, 0)
+        XCTAssertEqual(again.updated, 0)
+        XCTAssertEqual(again.unchanged, 2)
+        XCTAssertEqual(try catalog.allPhotos().map(\.seq), seqs)
+        XCTAssertEqual(try catalog.generation(), generation, "an unchanged re-import must not invalidate mounts")
+
+        var changed = imported("2", place: "p1")
+        changed.photo.title = "Renamed"
+        let update = try catalog.applyImport(places: [], photos: [changed])
+        XCTAssertEqual(update.updated, 1)
+        XCTAssertEqual(try catalog.photo(id: "2")?.title, "Renamed")
+        XCTAssertEqual(try catalog.photo(id: "2")?.seq, seqs[1])
+        XCTAssertNotEqual(try catalog.generation().photos, generation.photos)
+    }
+
+    func testPlacesOfOneRegionAreOneRegionWithStoredCounts() throws {
+        let places = [PlaceResolution(placeID: "sf", placeName: "San Francisco", regionName: "California"),
+                      PlaceResolution(placeID: "la", placeName: "Los Angeles", regionName: "California"),
+                      PlaceResolution(placeID: "mu", placeName: "München", regionName: "Bayern")]
+        _ = try catalog.applyImport(places: places, photos: [
+            imported("1", place: "sf", owner: "a"), imported("2", place: "la", owner: "b"),
+            imported("3", place: "la", owner: "b"), imported("4", place: "mu", owner: "a"),
+            imported("5", place: nil, owner: "c"),
+        ])
+        let regions = Dictionary(uniqueKeysWithValues: try catalog.regions().map { ($0.name, $0) })
+        XCTAssertEqual(Set(regions.keys), ["California", "Bayern", "Unknown Region"])
+        XCTAssertEqual(regions["California"]?.photoCount, 3)
+        XCTAssertEqual(regions["California"]?.photographerCount, 2)
+        XCTAssertEqual(regions["Unknown Region"]?.photoCount, 1)
+        XCTAssertEqual(try catalog.photographers(inRegion: regions["California"]!.id).map(\.owner).sorted(), ["a", "b"])
+    }
+
+    func testPhotosWithoutAKnownSizeAreNotListed() throws {
+        var unmeasured = imported("9", place: nil)
+        unmeasured.photo.byteSize = nil
+        _ = try catalog.applyImport(places: [], photos: [imported("1", place: nil), unmeasured])
+        XCTAssertEqual(try catalog.years().map(\.photoCount), [1])
+        XCTAssertEqual(try catalog.regions().first?.photoCount, 1)
+    }
+
+    func testRecentOpensAreOrderedAndBounded() throws {
+        _ = try catalog.applyImport(places: [], photos: (1...5).map { imported(String($0), place: nil) })
+        let photos = try catalog.allPhotos()
+        for (offset, photo) in photos.enumerated() {
+            try catalog.recordOpen(seq: photo.seq, at: Date(timeIntervalSince1970: Double(1000 + offset)), keep: 3)
+        }
+        XCTAssertEqual(try catalog.recentPhotos(limit: 20).map(\.id), ["5", "4", "3"])
+        XCTAssertEqual(try catalog.recentPhotos(limit: 2).map(\.id), ["5", "4"])
+    }
+
+    func testAReaderIsNotBlockedByAnOpenWriteTransaction() throws {
+        _ = try catalog.applyImport(places: [], photos: [imported("1", place: nil)])
+        // A second process's importer holding the write lock: WAL lets this catalog's reads go on.
+        let other = try DatabaseQueue(path: directory.appendingPathComponent("library.sqlite").path)
+        try other.inDatabase { db in
+            try db.execute(sql: "BEGIN IMMEDIATE; UPDATE photo SET title = 'pending'")
+            XCTAssertEqual(try catalog.photo(id: "1")?.title, "Photo 1")
+            try db.execute(sql: "ROLLBACK")
+        }
+    }
+
+    func testAFailedImportLeavesNothingBehind() throws {
+        _ = try catalog.applyImport(places: [], photos: [imported("1", place: nil)])
+        let generation = try catalog.generation()
+        // Make the third row of the next import fail inside SQLite, after two rows were written.
+        let other = try DatabaseQueue(path: directory.appendingPathComponent("library.sqlite").path)
+        try other.write { db in
+            try db.execute(sql: """
+                CREATE TRIGGER refuse BEFORE INSERT ON photo WHEN NEW.id = 'boom'
+                BEGIN SELECT RAISE(ABORT, 'refused by test'); END
+                """)
+        }
+        XCTAssertThrowsError(try catalog.applyImport(
+            places: [PlaceResolution(placeID: "p", placeName: nil, regionName: "New Region")],
+            photos: [imported("2", place: "p"), imported("3", place: nil), imported("boom", place: nil)]))
+        XCTAssertEqual(try catalog.allPhotos().map(\.id), ["1"])
+        XCTAssertFalse(try catalog.knownPlaceIDs().contains("p"))
+        XCTAssertEqual(try catalog.generation(), generation)
+    }
+
+    private func imported(_ id: String, place: String?, owner: String = "owner") -> ImportedPhoto {
+        var photo = PhotoRecord(id: id, title: "Photo \(id)", placeID: place, momentAt: 1_600_000_000 + (Int64(id) ?? 0),
+                                originalURL: "http://origin/\(id).jpg", byteSize: 100, contentType: "image/jpeg")
+        photo.momentYear = PhotoRecord.year(ofMoment: photo.momentAt)
+        return ImportedPhoto(photo: photo, owner: owner, ownerName: owner.uppercased())
+    }
+}
