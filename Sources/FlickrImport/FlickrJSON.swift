@@ -2,10 +2,11 @@
 import Foundation
 
 enum FlickrJSON {
-    /// Text of a JSON value that may be a string, a number or `{"_content": ...}`.
+    /// Text of a JSON value that may be a string, a number or `{"_content": ...}`. NUL becomes a space:
+    /// SQLite (through GRDB) would cut the text there, and no name may hold one anyway.
     static func text(_ value: Any?) -> String? {
         switch value {
-        case let string as String: return string
+        case let string as String: return string.contains("\u{0}") ? string.replacingOccurrences(of: "\u{0}", with: " ") : string
         case let number as NSNumber: return number.stringValue
         case let int as Int: return String(int)
         case let double as Double: return String(double)

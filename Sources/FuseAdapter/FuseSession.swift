@@ -175,8 +175,14 @@ public final class FuseSession: @unchecked Sendable {
         // Inode numbers are computed from catalog ids, so the kernel's lookup counts need no bookkeeping.
         ops.forget = { req, _, _ in fuse_reply_none(req) }
         ops.forget_multi = { req, _, _ in fuse_reply_none(req) }
-        ops.getattr = { req, ino, _ in
+        ops.getattr = { req, ino, fi in
             let fs = FuseSession.instance(req)
+            if let fi, let pointer = UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh)), Node(inode: ino)?.isDirectory == false {
+                // fstat, or the kernel checking before a read: the open handle's own attributes.
+                var st = fs.fill(Unmanaged<OpenPhoto>.fromOpaque(pointer).takeUnretainedValue().attributes)
+                fuse_reply_attr(req, &st, fs.timeouts.attributes)
+                return
+            }
             do {
                 var st = fs.fill(try fs.filesystem.attributes(of: ino))
                 fuse_reply_attr(req, &st, fs.timeouts.attributes)

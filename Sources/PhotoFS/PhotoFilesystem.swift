@@ -22,11 +22,12 @@ public struct FilesystemOptions: Sendable {
 /// (a changed photo gets a new cache file), so an open file keeps its bytes whatever happens to the catalog.
 public final class OpenPhoto: @unchecked Sendable {
     public let fd: Int32
-    public let seq: Int64
     public let photoID: String
-    public let size: Int64
-    init(fd: Int32, seq: Int64, photoID: String, size: Int64) {
-        self.fd = fd; self.seq = seq; self.photoID = photoID; self.size = size
+    /// The attributes at open time: what fstat on this handle keeps answering, even after the photo
+    /// changed or left the catalog (the kernel asks before reads; an ENOENT there would fail the read).
+    public let attributes: NodeAttributes
+    init(fd: Int32, photoID: String, attributes: NodeAttributes) {
+        self.fd = fd; self.photoID = photoID; self.attributes = attributes
     }
 }
 
@@ -43,6 +44,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private var watcher: Thread?
     private var watching = false
     private let recentWriter = DispatchQueue(label: "photofs.recent")
+    /// Photos open right now, by inode: a photo deleted from the catalog while open still answers `fstat`
+    /// (as an unlinked file on a disk does) until its last descriptor closes.
+    private var openPhotos: [UInt64: (attributes: NodeAttributes, count: Int)] = [:]
 
     public init(catalog: Catalog, cache: OriginalCache, options: FilesystemOptions, logger: Logger) {
         self.catalog = catalog
@@ -102,6 +106,12 @@ public final class PhotoFilesystem: @unchecked Sendable {
         switch node {
         case .photo(let seq):
             guard let photo = try catalogCall({ try catalog.photo(seq: seq) }), photo.isAvailable else {
+                lock.lock()
+                defer { lock.unlock() }
+                if var open = openPhotos[inode]?.attributes {
+                    open.linkCount = 0
+                    return open
+                }
                 throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
             }
             return TreeBuilder.photoAttributes(photo, linkCount: try linkCount(of: seq))
@@ -234,7 +244,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
         } else {
             noteRecentOpen(seq: seq)
         }
-        return OpenPhoto(fd: fd, seq: seq, photoID: photo.id, size: size)
+        let attributes = TreeBuilder.photoAttributes(photo, linkCount: (try? linkCount(of: seq)) ?? 2)
+        lock.lock()
+        openPhotos[inode] = (attributes, (openPhotos[inode]?.count ?? 0) + 1)
+        lock.unlock()
+        return OpenPhoto(fd: fd, photoID: photo.id, attributes: attributes)
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of file (the FUSE read contract).
@@ -256,6 +270,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     public func release(_ handle: OpenPhoto) {
         close(handle.fd)
+        lock.lock()
+        if let open = openPhotos[handle.attributes.inode] {
+            openPhotos[handle.attributes.inode] = open.count > 1 ? (open.attributes, open.count - 1) : nil
+        }
+        lock.unlock()
     }
 
     /// Totals for `df`: the bytes and number of photos the mount shows.

@@ -142,6 +142,11 @@ struct MountCommand: ParsableCommand {
         guard pipe(&pipeFDs) == 0 else { throw CommandFailure("cannot create a pipe: \(String(cString: strerror(errno)))") }
         let (readEnd, writeEnd) = (pipeFDs[0], pipeFDs[1])
         _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
+        // Whatever else this process inherited (a caller's pipes) must not live on in the daemon: a caller
+        // reading our output until EOF would wait for the daemon's whole life.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            if let fd = Int32(name), fd > 2, fd != writeEnd { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        }
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? arguments[0]
         let childArguments = [executable] + Array(arguments.dropFirst()) + ["--foreground", "--ready-fd", String(writeEnd)]
 

@@ -10,6 +10,10 @@ final class FlickrPhotoTests: XCTestCase {
         XCTAssertEqual(FlickrPhoto(json: base(["title": "", "description": ["_content": ""]]))?.title, "Unknown")
     }
 
+    func testNULIsNeverStored() {
+        XCTAssertEqual(FlickrPhoto(json: base(["title": "nul\u{0}inside"]))?.title, "nul inside")
+    }
+
     func testPhotographerIsOwnernameElseOwnerID() {
         XCTAssertEqual(FlickrPhoto(json: base(["ownername": "Ansel"]))?.ownerName, "Ansel")
         XCTAssertEqual(FlickrPhoto(json: base([:]))?.ownerName, "123@N01")

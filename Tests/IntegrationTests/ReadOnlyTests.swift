@@ -1,0 +1,35 @@
+// Every way of writing fails with EROFS ("Read-only file system"), and nothing changes.
+import FlickrOrigin
+import Foundation
+import XCTest
+
+final class ReadOnlyTests: XCTestCase {
+    var harness: MountHarness!
+
+    override func setUpWithError() throws {
+        harness = try MountHarness(library: DemoLibrary.make(count: 12, scale: 4))
+        XCTAssertEqual(harness.importLibrary().status, 0)
+        try harness.mount()
+    }
+
+    override func tearDown() { harness.tearDown() }
+
+    func testWritesFailWithEROFS() throws {
+        let file = try XCTUnwrap(harness.files(under: "regions").first)
+        let directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
+        let attempts: [[String]] = [
+            ["touch", directory + "/new.jpg"], ["mkdir", directory + "/sub"], ["rm", "-f", file],
+            ["mv", file, directory + "/renamed.jpg"], ["chmod", "644", file], ["truncate", "-s", "0", file],
+            ["ln", file, directory + "/link.jpg"], ["ln", "-s", file, directory + "/symlink.jpg"],
+            ["sh", "-c", "echo x >> '\(file)'"], ["cp", "/etc/hostname", directory + "/"], ["rmdir", directory],
+            ["touch", "-d", "2001-01-01", file], ["setfattr", "-n", "user.x", "-v", "1", file],
+        ]
+        for command in attempts where command[0] != "setfattr" || Shell.run("which", ["setfattr"]).status == 0 {
+            let result = Shell.run(command[0], Array(command.dropFirst()))
+            XCTAssertNotEqual(result.status, 0, "\(command) succeeded")
+            XCTAssertTrue(result.stderr.contains("Read-only file system"), "\(command): \(result.stderr)")
+        }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: file))
+        XCTAssertEqual(harness.files(under: "regions").count, 12)
+    }
+}
