@@ -87,6 +87,8 @@ public final class FlickrOriginServer: @unchecked Sendable {
     private var contentTypeOverrides: [String: String] = [:]
     private var scriptedStatuses: [String: [Int]] = [:]
     private var delays: [String: TimeInterval] = [:]
+    private var rates: [String: Int] = [:]
+    private var truncateOnce = Set<String>()
     private var requestCounts: [String: Int] = [:]
     public var malformedAnswers = false
 
@@ -128,6 +130,10 @@ public final class FlickrOriginServer: @unchecked Sendable {
     public func overrideContentType(photoID: String, _ type: String?) { mutate(photoID) { contentTypeOverrides[$0] = type } }
     /// Every request for the photo's image waits this long before the answer starts (a slow origin).
     public func setDelay(photoID: String, _ seconds: TimeInterval) { mutate(photoID) { delays[$0] = seconds } }
+    /// The photo's image is sent at about this many bytes per second (nil: full speed).
+    public func setRate(photoID: String, _ bytesPerSecond: Int?) { mutate(photoID) { rates[$0] = bytesPerSecond } }
+    /// Only the next answer for the photo's image is cut short (a dropped connection).
+    public func truncateNextAnswer(photoID: String) { mutate(photoID) { truncateOnce.insert($0) } }
     /// The next GETs of the photo's image answer these statuses, in order, before serving normally.
     public func scriptStatuses(photoID: String, _ statuses: [Int]) { mutate(photoID) { scriptedStatuses[$0] = statuses } }
 
@@ -267,7 +273,8 @@ public final class FlickrOriginServer: @unchecked Sendable {
         lock.lock()
         let image = images[request.path]
         let isMissing = missing.contains(request.path)
-        let isTruncated = truncated.contains(request.path)
+        let isTruncated = truncated.contains(request.path) || (request.method == "GET" && truncateOnce.remove(request.path) != nil)
+        let rate = rates[request.path]
         let typeOverride = contentTypeOverrides[request.path]
         let delay = delays[request.path] ?? 0
         var scripted: Int?
@@ -286,11 +293,16 @@ public final class FlickrOriginServer: @unchecked Sendable {
         if let range = request.headers["range"], let (start, end) = parseRange(range, total: total) {
             if start > end { return ServerResponse(status: 416, headers: [("Content-Range", "bytes */\(total)")]) }
             headers.append(("Content-Range", "bytes \(start)-\(end)/\(total)"))
-            return ServerResponse(status: 206, headers: headers, body: image.data.subdata(in: start..<end + 1))
+            var partial = ServerResponse(status: 206, headers: headers, body: image.data.subdata(in: start..<end + 1),
+                                         truncateAfter: isTruncated ? (end + 1 - start) / 2 : nil)
+            partial.delay = delay
+            partial.bytesPerSecond = rate
+            return partial
         }
         var response = ServerResponse(status: 200, headers: headers, body: image.data,
                                       truncateAfter: isTruncated ? total / 2 : nil)
         response.delay = delay
+        response.bytesPerSecond = rate
         return response
     }
 

@@ -19,6 +19,8 @@ public struct ServerResponse: Sendable {
     public var truncateAfter: Int?
     /// Test hook: wait this long before sending anything.
     public var delay: TimeInterval = 0
+    /// Test hook: send the body at about this many bytes per second (a slow link).
+    public var bytesPerSecond: Int?
 
     public init(status: Int, headers: [(String, String)] = [], body: Data = Data(), truncateAfter: Int? = nil) {
         self.status = status; self.headers = headers; self.body = body; self.truncateAfter = truncateAfter
@@ -75,6 +77,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     public func stop() {
         lock.lock()
+        guard !stopped else { lock.unlock(); return }
         stopped = true
         let open = connections
         lock.unlock()
@@ -164,10 +167,23 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         }
         head += keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n"
         var bytes = Data(head.utf8)
-        if request.method != "HEAD" {
-            bytes.append(response.truncateAfter.map { response.body.prefix($0) } ?? response.body)
+        let body = request.method == "HEAD" ? Data() : response.truncateAfter.map { response.body.prefix($0) } ?? response.body
+        guard let rate = response.bytesPerSecond, rate > 0 else { return write(bytes + body, to: fd) }
+        guard write(bytes, to: fd) else { return false }
+        // 10 chunks a second at the requested rate.
+        let chunk = max(1, rate / 10)
+        var offset = body.startIndex
+        while offset < body.endIndex {
+            let end = min(offset + chunk, body.endIndex)
+            guard write(body[offset..<end], to: fd) else { return false }
+            offset = end
+            if offset < body.endIndex { Thread.sleep(forTimeInterval: 0.1) }
         }
-        return bytes.withUnsafeBytes { raw in
+        return true
+    }
+
+    private func write(_ bytes: Data, to fd: Int32) -> Bool {
+        bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let n = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))

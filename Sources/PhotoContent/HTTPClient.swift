@@ -13,8 +13,17 @@ public struct HTTPConfiguration: Sendable {
     public var attempts = 3
     /// First retry delay; doubled each time, with up to 50% random jitter so many clients do not retry at once.
     public var retryBaseDelay: TimeInterval = 0.2
+    /// The longest single wait between attempts, whatever Retry-After asks.
+    public var retryMaxDelay: TimeInterval = 30
     public var userAgent = "photofs/0.1"
     public init() {}
+
+    /// Delay before attempt `attempt + 1`: base × 2^(attempt-1), plus up to 50% jitter, or what the origin
+    /// asked for with Retry-After; never more than `retryMaxDelay`.
+    public func retryDelay(attempt: Int, retryAfter: TimeInterval?) -> TimeInterval {
+        let backoff = retryBaseDelay * pow(2, Double(max(0, attempt - 1))) * Double.random(in: 1...1.5)
+        return min(retryAfter ?? backoff, retryMaxDelay)
+    }
 }
 
 public struct HTTPResponse: Sendable {
@@ -66,9 +75,16 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
 
 /// Where a response body goes while it arrives.
 public protocol HTTPBodySink: AnyObject {
+    /// Called once, before the first byte of a 2xx body, with the status and headers (names lower-cased).
+    /// Returns false to abort the transfer (the reason goes into `failure`).
+    func begin(status: Int, headers: [String: String]) -> Bool
     /// Returns false to abort the transfer (the reason goes into `failure`).
     func write(_ bytes: UnsafeRawBufferPointer) -> Bool
     var failure: String? { get }
+}
+
+extension HTTPBodySink {
+    public func begin(status: Int, headers: [String: String]) -> Bool { true }
 }
 
 final class MemorySink: HTTPBodySink {
@@ -91,6 +107,7 @@ final class MemorySink: HTTPBodySink {
 private final class TransferState {
     var headers: [String: String] = [:]
     var status = 0
+    var begun = false
     let sink: HTTPBodySink?
     init(sink: HTTPBodySink?) { self.sink = sink }
 }
@@ -119,6 +136,10 @@ private let bodyCallback: photofs_curl_data_fn = { data, size, count, userdata i
     let state = Unmanaged<TransferState>.fromOpaque(userdata).takeUnretainedValue()
     // Error bodies (404 pages) are not written into the sink: they are not the photo.
     guard (200...299).contains(state.status), let sink = state.sink else { return length }
+    if !state.begun {
+        state.begun = true
+        guard sink.begin(status: state.status, headers: state.headers) else { return 0 }
+    }
     return sink.write(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
 }
 
@@ -156,20 +177,19 @@ public final class HTTPClient: @unchecked Sendable {
         try withRetries(url) { try perform(url, method: .head, sink: nil) }
     }
 
-    /// GET streamed into `sink`, one attempt: the caller owns retries because a retry needs a fresh sink.
-    public func download(_ url: String, into sink: HTTPBodySink) throws -> HTTPResponse {
-        try perform(url, method: .get, sink: sink)
+    /// GET streamed into `sink`, one attempt: the caller owns retries because a retry may resume.
+    /// `headers` are extra request headers ("Range: bytes=100-").
+    public func download(_ url: String, headers: [String] = [], into sink: HTTPBodySink) throws -> HTTPResponse {
+        try perform(url, method: .get, headers: headers, sink: sink)
     }
 
     /// Runs `attempt` up to `configuration.attempts` times with exponential backoff and jitter.
     public func withRetries<T>(_ url: String, _ attempt: () throws -> T) throws -> T {
-        var delay = configuration.retryBaseDelay
         for number in 1...max(1, configuration.attempts) {
             do { return try attempt() } catch let error as HTTPError where error.isRetryable && number < configuration.attempts {
-                let wait = min(error.retryAfter ?? delay * Double.random(in: 1...1.5), 30)
+                let wait = configuration.retryDelay(attempt: number, retryAfter: error.retryAfter)
                 logger.info("retrying", metadata: ["url": "\(url)", "error": "\(error)", "wait_s": "\(wait)"])
                 Thread.sleep(forTimeInterval: wait)
-                delay *= 2
             }
         }
         preconditionFailure("the last attempt either returns or throws")
@@ -177,7 +197,7 @@ public final class HTTPClient: @unchecked Sendable {
 
     private enum Method { case get, head }
 
-    private func perform(_ url: String, method: Method, sink: HTTPBodySink?) throws -> HTTPResponse {
+    private func perform(_ url: String, method: Method, headers: [String] = [], sink: HTTPBodySink?) throws -> HTTPResponse {
         guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
             throw HTTPError(kind: .invalidURL, url: url)
         }
@@ -203,6 +223,10 @@ public final class HTTPClient: @unchecked Sendable {
         photofs_curl_set_data_fn(handle, CURLOPT_WRITEFUNCTION, bodyCallback)
         photofs_curl_set_pointer(handle, CURLOPT_WRITEDATA, userdata)
         if method == .head { photofs_curl_set_long(handle, CURLOPT_NOBODY, 1) }
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        for header in headers { headerList = curl_slist_append(headerList, header) }
+        defer { curl_slist_free_all(headerList) }
+        if let headerList { photofs_curl_set_slist(handle, CURLOPT_HTTPHEADER, headerList) }
 
         let code = withExtendedLifetime(state) { curl_easy_perform(handle) }
         var status = 0

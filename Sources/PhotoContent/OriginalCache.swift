@@ -19,7 +19,7 @@ public struct ContentSource: Sendable, Equatable {
 
 /// Why a photo's bytes could not be had. Carries the photo id and URL so a log line names both.
 public struct ContentError: Error, CustomStringConvertible, Sendable {
-    public enum Kind: Sendable, Equatable {
+    public enum Kind: Error, Sendable, Equatable {
         case unreachable(String)
         case httpStatus(Int)
         case truncated(expected: Int64, received: Int64)
@@ -48,69 +48,101 @@ public struct ContentError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// Writes a download into an open file, refusing more bytes than expected (a hostile or changed origin
-/// cannot fill the disk) and reporting a full disk as such.
-final class FileSink: HTTPBodySink {
-    let fd: Int32
-    let limit: Int64
-    private(set) var written: Int64 = 0
-    private(set) var failure: String?
-    private(set) var outOfSpace = false
-    init(fd: Int32, limit: Int64) { self.fd = fd; self.limit = limit }
+/// An open photo's bytes: the finished cache file, or a download still arriving (reads wait for their bytes).
+public final class ContentHandle: @unchecked Sendable {
+    public let fd: Int32
+    public let key: String
+    public let size: Int64
+    let download: Download?
 
-    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if written + Int64(bytes.count) > limit {
-            failure = "more bytes than the expected \(limit)"
-            return false
-        }
-        var offset = 0
-        while offset < bytes.count {
-            let result = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if result < 0 {
+    init(fd: Int32, key: String, size: Int64, download: Download?) {
+        self.fd = fd; self.key = key; self.size = size; self.download = download
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`: fewer only at the end of the photo. Bytes not downloaded
+    /// yet are waited for; a download that fails before they arrive throws.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        let wanted = Int(max(0, min(Int64(buffer.count), size - offset)))
+        guard wanted > 0 else { return 0 }
+        try download?.waitForBytes(upTo: offset + Int64(wanted))
+        var total = 0
+        while total < wanted {
+            let n = pread(fd, buffer.baseAddress! + total, wanted - total, off_t(offset) + off_t(total))
+            if n < 0 {
                 if errno == EINTR { continue }
-                outOfSpace = errno == ENOSPC || errno == EDQUOT
-                failure = String(cString: strerror(errno))
-                return false
+                throw ContentError(kind: .localIO("read: \(String(cString: strerror(errno)))"), photoID: key, url: "")
             }
-            offset += result
+            if n == 0 { break }
+            total += n
         }
-        written += Int64(bytes.count)
-        return true
+        return total
     }
 }
 
+/// Counters for `photofs cache stats`.
+public struct CacheStatistics: Codable, Sendable, Equatable {
+    public var hits = 0
+    public var misses = 0
+    public var downloadedBytes: Int64 = 0
+    public var evictions = 0
+    public init() {}
+}
+
+/// The disk cache of original photo bytes, bounded with least-recently-used eviction.
+///
+/// Layout: `originals/<key>` complete photos (the key changes when the photo does), `tmp/` downloads under
+/// way, `statistics.json`, `limit` (the bound last used). The files themselves are the index: a file's
+/// mtime is its last use, so the LRU order and the bound survive restarts with no separate database.
 public final class OriginalCache: @unchecked Sendable {
     public let directory: URL
-    private let http: HTTPClient
+    public let maxBytes: Int64
+    private let engine: DownloadEngine
     private let logger: Logger
     private var objects: URL { directory.appendingPathComponent("originals") }
     private var temporary: URL { directory.appendingPathComponent("tmp") }
 
-    /// Downloads under way, by cache key: a second opener of the same photo waits for the first download
-    /// instead of starting its own (single flight).
-    private var inFlight: [String: InFlightDownload] = [:]
     private let lock = NSLock()
+    private var entries: [String: (size: Int64, lastUse: Date)] = [:]
+    private var totalBytes: Int64 = 0
+    private var openCounts: [String: Int] = [:]
+    private var statistics = CacheStatistics()
+    private var statisticsDirty = false
 
-    private final class InFlightDownload {
-        let done = NSCondition()
-        var finished = false
-        var result: Result<String, ContentError>?
-    }
+    /// 2 GiB: a few hundred originals of today's cameras, small beside a disk, large beside a typical
+    /// browsing session.
+    public static let defaultMaxBytes: Int64 = 2 << 30
 
-    /// Creates the cache directories (0700: cached photos may be private) and removes leftovers of
-    /// downloads that a crash interrupted; they were never renamed into place, so nothing half-written is lost.
-    public init(directory: URL, http: HTTPClient, logger: Logger) throws {
+    /// Creates the cache directories (0700: cached photos may be private), removes leftovers of downloads a
+    /// crash interrupted (never renamed into place, so nothing is lost) and evicts down to `maxBytes`.
+    public init(directory: URL, http: HTTPClient, maxBytes: Int64 = OriginalCache.defaultMaxBytes,
+                maxTransfers: Int = 16, logger: Logger) throws {
         self.directory = directory
-        self.http = http
+        self.maxBytes = maxBytes
         self.logger = logger
+        engine = DownloadEngine(http: http, maxTransfers: maxTransfers, logger: logger)
         let fm = FileManager.default
         for dir in [directory, objects, temporary] {
             try fm.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             chmod(dir.path, 0o700)
         }
         for leftover in (try? fm.contentsOfDirectory(atPath: temporary.path)) ?? [] {
-            try? fm.removeItem(at: temporary.appendingPathComponent(leftover))
+            unlink(temporary.appendingPathComponent(leftover).path)
         }
+        for name in (try? fm.contentsOfDirectory(atPath: objects.path)) ?? [] {
+            var info = stat()
+            guard stat(objects.appendingPathComponent(name).path, &info) == 0 else { continue }
+            entries[name] = (Int64(info.st_size), Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)))
+            totalBytes += Int64(info.st_size)
+        }
+        if let data = fm.contents(atPath: directory.appendingPathComponent("statistics.json").path),
+           let saved = try? JSONDecoder().decode(CacheStatistics.self, from: data) {
+            statistics = saved
+        }
+        try? String(maxBytes).write(to: directory.appendingPathComponent("limit"), atomically: true, encoding: .utf8)
+        engine.onComplete = { [weak self] download in self?.added(download) }
+        lock.lock()
+        evictLocked()
+        lock.unlock()
     }
 
     /// The cache file name for a source. It changes whenever the URL, size, type or ETag does, so a photo
@@ -129,120 +161,122 @@ public final class OriginalCache: @unchecked Sendable {
     /// Path of a complete cached copy, or nil. A file of the wrong size (a crash before its data reached the
     /// disk) does not count and is removed.
     public func cachedPath(for source: ContentSource) -> String? {
-        let path = objects.appendingPathComponent(OriginalCache.key(for: source)).path
+        let key = OriginalCache.key(for: source)
+        let path = objects.appendingPathComponent(key).path
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         if Int64(info.st_size) == source.expectedSize { return path }
         unlink(path)
+        lock.lock()
+        if let old = entries.removeValue(forKey: key) { totalBytes -= old.size }
+        lock.unlock()
         return nil
     }
 
-    /// Returns the path of the photo's complete bytes, downloading them first if needed.
+    /// Opens a photo for reading. A cached photo opens at once; otherwise its download starts (or is joined)
+    /// at user priority and this returns as soon as the origin's answer is verified, so the first bytes can
+    /// be read while the rest arrives.
+    public func open(_ source: ContentSource) throws -> ContentHandle {
+        let key = OriginalCache.key(for: source)
+        if let path = cachedPath(for: source) {
+            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            if fd >= 0 {
+                noteOpen(key, hit: true)
+                return ContentHandle(fd: fd, key: key, size: source.expectedSize, download: nil)
+            }
+        }
+        let download = startDownload(source, key: key, priority: .user)
+        let fd = try download.openForReading()
+        noteOpen(key, hit: false)
+        return ContentHandle(fd: fd, key: key, size: source.expectedSize, download: download)
+    }
+
+    public func release(_ handle: ContentHandle) {
+        close(handle.fd)
+        lock.lock()
+        if let count = openCounts[handle.key] { openCounts[handle.key] = count > 1 ? count - 1 : nil }
+        evictLocked()
+        lock.unlock()
+    }
+
+    /// Starts downloading a photo at low priority unless it is cached or already coming.
+    public func prefetch(_ source: ContentSource) {
+        let key = OriginalCache.key(for: source)
+        guard !engine.isInFlight(key), cachedPath(for: source) == nil else { return }
+        _ = startDownload(source, key: key, priority: .prefetch)
+    }
+
+    /// Downloads a photo completely (if needed) and returns its cache path.
     public func fetch(_ source: ContentSource) throws -> String {
         if let path = cachedPath(for: source) { return path }
         let key = OriginalCache.key(for: source)
+        return try startDownload(source, key: key, priority: .user).waitUntilFinished()
+    }
+
+    public var currentStatistics: CacheStatistics { lock.lock(); defer { lock.unlock() }; return statistics }
+    public var currentBytes: Int64 { lock.lock(); defer { lock.unlock() }; return totalBytes }
+
+    /// Writes the counters for `photofs cache stats` (at unmount, and after downloads).
+    public func saveStatistics() {
         lock.lock()
-        if let running = inFlight[key] {
-            lock.unlock()
-            running.done.lock()
-            while !running.finished { running.done.wait() }
-            running.done.unlock()
-            return try running.result!.get()
-        }
-        let download = InFlightDownload()
-        inFlight[key] = download
+        let snapshot = statistics
+        statisticsDirty = false
         lock.unlock()
-
-        let result: Result<String, ContentError>
-        do { result = .success(try downloadWithRetries(source, key: key)) } catch let error as ContentError {
-            result = .failure(error)
-        } catch {
-            result = .failure(ContentError(kind: .localIO("\(error)"), photoID: source.photoID, url: source.url))
+        if let data = try? JSONEncoder().encode(snapshot) {
+            try? data.write(to: directory.appendingPathComponent("statistics.json"), options: .atomic)
         }
+    }
+
+    // MARK: Internals
+
+    private func startDownload(_ source: ContentSource, key: String, priority: DownloadPriority) -> Download {
+        let temporaryPath = temporary.appendingPathComponent("\(key).\(UInt32.random(in: 0...UInt32.max)).part").path
+        return engine.start(key: key, source: source, temporaryPath: temporaryPath,
+                            finalPath: objects.appendingPathComponent(key).path, priority: priority)
+    }
+
+    private func noteOpen(_ key: String, hit: Bool) {
         lock.lock()
-        inFlight[key] = nil
+        openCounts[key, default: 0] += 1
+        if hit { statistics.hits += 1 } else { statistics.misses += 1 }
+        let now = Date()
+        var touch = false
+        if let entry = entries[key] {
+            // Record the use on disk too (mtime), at most once a minute per file: the LRU order must
+            // survive a restart, but a rsync re-reading thousands of photos should not rewrite inodes.
+            touch = now.timeIntervalSince(entry.lastUse) > 60
+            entries[key] = (entry.size, now)
+        }
         lock.unlock()
-        download.done.lock()
-        download.result = result
-        download.finished = true
-        download.done.broadcast()
-        download.done.unlock()
-        return try result.get()
-    }
-
-    private func downloadWithRetries(_ source: ContentSource, key: String) throws -> String {
-        do {
-            return try http.withRetries(source.url) { try download(source, key: key) }
-        } catch let error as HTTPError {
-            throw contentError(error, source)
+        if touch {
+            let stamp = timespec(tv_sec: Int(now.timeIntervalSince1970), tv_nsec: 0)
+            var times = [stamp, stamp]
+            utimensat(AT_FDCWD, objects.appendingPathComponent(key).path, &times, 0)
         }
     }
 
-    private func contentError(_ error: HTTPError, _ source: ContentSource) -> ContentError {
-        switch error.kind {
-        case .status(let status):
-            return ContentError(kind: .httpStatus(status), photoID: source.photoID, url: source.url)
-        case .transport(let code, let message):
-            // 18 = CURLE_PARTIAL_FILE: the connection closed before Content-Length bytes arrived.
-            if code == 18 {
-                return ContentError(kind: .truncated(expected: source.expectedSize, received: -1),
-                                    photoID: source.photoID, url: source.url)
-            }
-            return ContentError(kind: .unreachable(message), photoID: source.photoID, url: source.url)
-        case .sink(let message):
-            if message.hasPrefix("more bytes") {
-                return ContentError(kind: .sizeMismatch(expected: source.expectedSize, received: source.expectedSize + 1),
-                                    photoID: source.photoID, url: source.url)
-            }
-            return ContentError(kind: .localIO(message), photoID: source.photoID, url: source.url)
-        case .invalidURL:
-            return ContentError(kind: .unreachable("not an http(s) URL"), photoID: source.photoID, url: source.url)
-        }
+    private func added(_ download: Download) {
+        lock.lock()
+        if entries[download.key] == nil { totalBytes += download.source.expectedSize }
+        entries[download.key] = (download.source.expectedSize, Date())
+        statistics.downloadedBytes += download.source.expectedSize
+        statisticsDirty = true
+        evictLocked()
+        lock.unlock()
     }
 
-    /// One attempt: GET into a fresh temporary file, verify everything, rename into place.
-    private func download(_ source: ContentSource, key: String) throws -> String {
-        let tmpPath = temporary.appendingPathComponent("\(key).\(UInt32.random(in: 0...UInt32.max)).part").path
-        let fd = open(tmpPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            let code = errno
-            throw ContentError(kind: code == ENOSPC ? .noSpace : .localIO(String(cString: strerror(code))),
-                               photoID: source.photoID, url: source.url)
-        }
-        var keep = false
-        defer {
-            close(fd)
-            if !keep { unlink(tmpPath) }
-        }
-        let sink = FileSink(fd: fd, limit: source.expectedSize)
-        let started = Date()
-        let response: HTTPResponse
-        do {
-            response = try http.download(source.url, into: sink)
-        } catch let error as HTTPError {
-            if sink.outOfSpace {
-                throw ContentError(kind: .noSpace, photoID: source.photoID, url: source.url)
+    /// Removes least recently used files until the cache fits `maxBytes`. Open files and downloads in flight
+    /// are never removed, so the cache exceeds the bound by at most those.
+    private func evictLocked() {
+        guard totalBytes > maxBytes else { return }
+        let candidates = entries.filter { openCounts[$0.key] == nil }.sorted { $0.value.lastUse < $1.value.lastUse }
+        for (key, entry) in candidates {
+            guard totalBytes > maxBytes else { break }
+            if unlink(objects.appendingPathComponent(key).path) == 0 || errno == ENOENT {
+                entries[key] = nil
+                totalBytes -= entry.size
+                statistics.evictions += 1
             }
-            if case .sink = error.kind, sink.failure?.hasPrefix("more bytes") == false {
-                throw ContentError(kind: .localIO(sink.failure ?? "write failed"), photoID: source.photoID, url: source.url)
-            }
-            throw error
         }
-        let type = ImageContentType.normalized(response.contentType ?? "")
-        guard type == ImageContentType.normalized(source.contentType) else {
-            throw ContentError(kind: .wrongContentType(response.contentType ?? "none"), photoID: source.photoID, url: source.url)
-        }
-        guard sink.written == source.expectedSize else {
-            throw ContentError(kind: .sizeMismatch(expected: source.expectedSize, received: sink.written),
-                               photoID: source.photoID, url: source.url)
-        }
-        let finalPath = objects.appendingPathComponent(key).path
-        guard rename(tmpPath, finalPath) == 0 else {
-            throw ContentError(kind: .localIO("rename: \(String(cString: strerror(errno)))"), photoID: source.photoID, url: source.url)
-        }
-        keep = true
-        logger.debug("downloaded", metadata: ["photo": "\(source.photoID)", "bytes": "\(sink.written)",
-                                             "seconds": "\(String(format: "%.3f", Date().timeIntervalSince(started)))"])
-        return finalPath
     }
 }

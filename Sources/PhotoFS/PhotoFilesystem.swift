@@ -13,6 +13,9 @@ public struct FilesystemOptions: Sendable {
     public var backupTools: Set<String> = ["rsync", "tar", "borg", "restic", "rclone", "updatedb", "find"]
     /// How often the catalog is checked for changes made by another process (an import).
     public var catalogPollInterval: TimeInterval = 1
+    /// Photos after the opened one, in its directory's listing order, downloaded ahead at low priority
+    /// (PhotoKit's caching image manager does the same for the cells about to scroll into view). 0 = off.
+    public var prefetchCount = 3
     public var uid = getuid()
     public var gid = getgid()
     public init() {}
@@ -21,13 +24,13 @@ public struct FilesystemOptions: Sendable {
 /// An open photo: a descriptor of its complete cached bytes. Cached files are never modified in place
 /// (a changed photo gets a new cache file), so an open file keeps its bytes whatever happens to the catalog.
 public final class OpenPhoto: @unchecked Sendable {
-    public let fd: Int32
+    public let content: ContentHandle
     public let photoID: String
     /// The attributes at open time: what fstat on this handle keeps answering, even after the photo
     /// changed or left the catalog (the kernel asks before reads; an ENOENT there would fail the read).
     public let attributes: NodeAttributes
-    init(fd: Int32, photoID: String, attributes: NodeAttributes) {
-        self.fd = fd; self.photoID = photoID; self.attributes = attributes
+    init(content: ContentHandle, photoID: String, attributes: NodeAttributes) {
+        self.content = content; self.photoID = photoID; self.attributes = attributes
     }
 }
 
@@ -47,6 +50,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Photos open right now, by inode: a photo deleted from the catalog while open still answers `fstat`
     /// (as an unlinked file on a disk does) until its last descriptor closes.
     private var openPhotos: [UInt64: (attributes: NodeAttributes, count: Int)] = [:]
+    /// Directories listed most recently (newest last): where prefetch looks for "the next photos".
+    private var recentlyListed: [DirectoryListing] = []
+    private let prefetcher = DispatchQueue(label: "photofs.prefetch")
 
     public init(catalog: Catalog, cache: OriginalCache, options: FilesystemOptions, logger: Logger) {
         self.catalog = catalog
@@ -141,10 +147,18 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     // MARK: Listings
 
+    /// A directory's listing, for opendir: also remembered as the context for prefetching.
     public func listing(of inode: UInt64) throws -> DirectoryListing {
         guard let node = Node(inode: inode) else { throw FilesystemError(.notFound, "no inode \(inode)") }
         guard node.isDirectory else { throw FilesystemError(.notADirectory, "inode \(inode) is a photo") }
-        return try listing(of: node)
+        let listing = try listing(of: node)
+        lock.lock()
+        recentlyListed.removeAll { $0.attributes.node == node }
+        recentlyListed.append(listing)
+        // 8 directories: a file manager has a few windows open; older listings are not "what's next".
+        if recentlyListed.count > 8 { recentlyListed.removeFirst() }
+        lock.unlock()
+        return listing
     }
 
     private func listing(of node: Node) throws -> DirectoryListing {
@@ -213,68 +227,82 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     // MARK: Content
 
-    /// Opens a photo: its bytes are fetched into the cache first if needed (on this thread; see docs/architecture.md).
+    /// Opens a photo. A cached photo opens at once; otherwise its download starts and this returns when
+    /// the origin's answer is verified, so reads can stream while the rest arrives.
     /// `processName` is the opener's command name, used to leave backup tools' opens out of /recent.
     public func open(inode: UInt64, processName: String?) throws -> OpenPhoto {
         guard case .photo(let seq) = Node(inode: inode) else {
             throw FilesystemError(.isADirectory, "inode \(inode) is a directory")
         }
-        guard let photo = try catalogCall({ try catalog.photo(seq: seq) }), photo.isAvailable,
-              let size = photo.byteSize, let type = photo.contentType else {
+        guard let photo = try catalogCall({ try catalog.photo(seq: seq) }), let source = contentSource(photo) else {
             throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
         }
-        let source = ContentSource(photoID: photo.id, url: photo.originalURL, expectedSize: size, contentType: type,
-                                   etag: photo.etag)
-        let path: String
+        let content: ContentHandle
         do {
-            path = try cache.fetch(source)
+            content = try cache.open(source)
         } catch let error as ContentError {
             logger.error("cannot open photo", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
                                                           "url": "\(photo.originalURL)", "error": "\(error)"])
             throw FilesystemError(error.kind == .noSpace ? .noSpace : .ioFailure, "\(error)", underlying: error)
         }
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let message = String(cString: strerror(errno))
-            logger.error("cannot open cached photo", metadata: ["photo": "\(photo.id)", "path": "\(path)", "error": "\(message)"])
-            throw FilesystemError(.ioFailure, "cached file of photo \(photo.id): \(message)")
-        }
-        if let processName, options.backupTools.contains(processName) {
-            logger.trace("open by backup tool not recorded", metadata: ["photo": "\(photo.id)", "process": "\(processName)"])
+        let isBackup = processName.map { options.backupTools.contains($0) } ?? false
+        if isBackup {
+            logger.trace("open by backup tool not recorded", metadata: ["photo": "\(photo.id)", "process": "\(processName ?? "")"])
         } else {
             noteRecentOpen(seq: seq)
+            // A backup reads everything anyway; prefetching for it would only double its requests.
+            prefetchAfter(inode)
         }
         let attributes = TreeBuilder.photoAttributes(photo, linkCount: (try? linkCount(of: seq)) ?? 2)
         lock.lock()
         openPhotos[inode] = (attributes, (openPhotos[inode]?.count ?? 0) + 1)
         lock.unlock()
-        return OpenPhoto(fd: fd, photoID: photo.id, attributes: attributes)
+        return OpenPhoto(content: content, photoID: photo.id, attributes: attributes)
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of file (the FUSE read contract).
+    /// Bytes still downloading are waited for.
     public func read(_ handle: OpenPhoto, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        var total = 0
-        while total < buffer.count {
-            let n = pread(handle.fd, buffer.baseAddress! + total, buffer.count - total, off_t(offset) + off_t(total))
-            if n < 0 {
-                if errno == EINTR { continue }
-                let message = String(cString: strerror(errno))
-                logger.error("read failed", metadata: ["photo": "\(handle.photoID)", "op": "read", "error": "\(message)"])
-                throw FilesystemError(.ioFailure, "reading photo \(handle.photoID): \(message)")
-            }
-            if n == 0 { break }
-            total += n
+        do {
+            return try handle.content.read(into: buffer, at: offset)
+        } catch {
+            logger.error("read failed", metadata: ["photo": "\(handle.photoID)", "inode": "\(handle.attributes.inode)",
+                                                    "op": "read", "error": "\(error)"])
+            throw FilesystemError(.ioFailure, "reading photo \(handle.photoID)", underlying: error)
         }
-        return total
     }
 
     public func release(_ handle: OpenPhoto) {
-        close(handle.fd)
+        cache.release(handle.content)
         lock.lock()
         if let open = openPhotos[handle.attributes.inode] {
             openPhotos[handle.attributes.inode] = open.count > 1 ? (open.attributes, open.count - 1) : nil
         }
         lock.unlock()
+    }
+
+    private func contentSource(_ photo: PhotoRecord) -> ContentSource? {
+        guard photo.isAvailable, let size = photo.byteSize, let type = photo.contentType else { return nil }
+        return ContentSource(photoID: photo.id, url: photo.originalURL, expectedSize: size, contentType: type,
+                             etag: photo.etag)
+    }
+
+    /// Queues the next `prefetchCount` photos after `inode` in the most recently listed directory holding it.
+    private func prefetchAfter(_ inode: UInt64) {
+        guard options.prefetchCount > 0 else { return }
+        lock.lock()
+        let listing = recentlyListed.last { $0.entries.contains { $0.attributes.inode == inode } }
+        lock.unlock()
+        guard let entries = listing?.entries, let index = entries.firstIndex(where: { $0.attributes.inode == inode }) else { return }
+        let next = entries[(index + 1)...].prefix(options.prefetchCount).compactMap { entry -> Int64? in
+            if case .photo(let seq) = entry.node { return seq }
+            return nil
+        }
+        prefetcher.async { [self] in
+            for seq in next {
+                if let photo = try? catalog.photo(seq: seq), let source = contentSource(photo) { cache.prefetch(source) }
+            }
+        }
     }
 
     /// Totals for `df`: the bytes and number of photos the mount shows.

@@ -1,6 +1,7 @@
 // `photofs cache stats|clear`: what the disk cache of a library holds, and emptying it.
 import ArgumentParser
 import Foundation
+import PhotoContent
 
 struct CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,10 +25,21 @@ struct CacheCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show how many photos and bytes the cache holds.")
         @OptionGroup var location: Location
         func run() throws {
-            let (count, bytes) = CacheCommand.usage(of: location.directory.appendingPathComponent("originals"))
-            print("cache: \(location.directory.path)")
+            let directory = location.directory
+            let (count, bytes) = CacheCommand.usage(of: directory.appendingPathComponent("originals"))
+            print("cache: \(directory.path)")
             print("photos: \(count)")
             print("bytes: \(bytes) (\(ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)))")
+            if let limit = try? String(contentsOf: directory.appendingPathComponent("limit"), encoding: .utf8),
+               let value = Int64(limit.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                print("limit: \(value) (\(ByteCountFormatter.string(fromByteCount: value, countStyle: .binary)))")
+            }
+            if let data = FileManager.default.contents(atPath: directory.appendingPathComponent("statistics.json").path),
+               let stats = try? JSONDecoder().decode(CacheStatistics.self, from: data) {
+                let opens = stats.hits + stats.misses
+                let rate = opens > 0 ? String(format: "%.1f%%", 100 * Double(stats.hits) / Double(opens)) : "n/a"
+                print("opens: \(opens), hit rate: \(rate), downloaded: \(stats.downloadedBytes) bytes, evictions: \(stats.evictions)")
+            }
         }
     }
 

@@ -43,6 +43,15 @@ struct MountCommand: ParsableCommand {
     @Option(help: "Seconds a download may stall (no bytes at all) before an open fails with EIO.")
     var stallTimeout: Double = 30
 
+    @Option(help: "Largest size of the photo cache (K, M, G suffixes); least recently used photos go first.")
+    var cacheSize = "2G"
+
+    @Option(help: "Downloads running at once.")
+    var maxDownloads = 16
+
+    @Option(help: "Photos after an opened one (in its directory's order) to download ahead; 0 turns it off.")
+    var prefetch = 3
+
     @Option(help: "Commands whose opens do not count as recent (comma list).")
     var backupTools = "rsync,tar,borg,restic,rclone,updatedb,find"
 
@@ -72,13 +81,18 @@ struct MountCommand: ParsableCommand {
         http.connectTimeout = connectTimeout
         http.stallTimeout = stallTimeout
         var options = FilesystemOptions()
+        options.prefetchCount = max(0, prefetch)
         options.backupTools = Set(backupTools.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
         let session: FuseSession
         let filesystem: PhotoFilesystem
         do {
+            guard let maxBytes = ByteSize.parse(cacheSize) else {
+                throw CommandFailure("--cache-size takes a size like 500M or 2G, not \"\(cacheSize)\"")
+            }
             (filesystem, session) = try MountCommand.makeSession(
                 library: library, mountpoint: mountpoint, cacheDirectory: cacheDirectory, http: http,
-                options: options, fuseOptions: fuseOptions, logger: logger)
+                options: options, fuseOptions: fuseOptions, cacheSize: maxBytes, maxDownloads: maxDownloads,
+                logger: logger)
             try session.mount()
         } catch {
             report(failure: "\(error)")
@@ -90,6 +104,7 @@ struct MountCommand: ParsableCommand {
         filesystem.startWatchingCatalog()
         let status = session.run()
         filesystem.stopWatchingCatalog()
+        filesystem.cache.saveStatistics()
         if status != 0 { throw ExitCode(status) }
     }
 
@@ -112,11 +127,12 @@ struct MountCommand: ParsableCommand {
     }
 
     static func makeSession(library: String, mountpoint: String, cacheDirectory: URL, http: HTTPConfiguration,
-                            options: FilesystemOptions, fuseOptions: [String], logger: Logger) throws
-        -> (PhotoFilesystem, FuseSession) {
+                            options: FilesystemOptions, fuseOptions: [String],
+                            cacheSize: Int64 = OriginalCache.defaultMaxBytes, maxDownloads: Int = 16,
+                            logger: Logger) throws -> (PhotoFilesystem, FuseSession) {
         let catalog = try Catalog(path: library)
         let cache = try OriginalCache(directory: cacheDirectory, http: HTTPClient(configuration: http, logger: logger),
-                                      logger: logger)
+                                      maxBytes: cacheSize, maxTransfers: maxDownloads, logger: logger)
         let filesystem = PhotoFilesystem(catalog: catalog, cache: cache, options: options, logger: logger)
         let name = "photofs:" + URL(fileURLWithPath: library).lastPathComponent
         let session = FuseSession(filesystem: filesystem, mountpoint: mountpoint, fsName: name, options: fuseOptions,
@@ -210,5 +226,22 @@ enum MountTable {
             }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// "500M", "2G", "1048576" → bytes (binary units, as `du -h` prints them).
+enum ByteSize {
+    static func parse(_ text: String) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased()
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        var digits = trimmed
+        var multiplier: Int64 = 1
+        if trimmed.hasSuffix("IB") { digits.removeLast(2) } else if trimmed.hasSuffix("B") { digits.removeLast() }
+        if let last = digits.last, let unit = units[last] {
+            multiplier = unit
+            digits.removeLast()
+        }
+        guard let value = Double(digits), value >= 0 else { return nil }
+        return Int64(value * Double(multiplier))
     }
 }

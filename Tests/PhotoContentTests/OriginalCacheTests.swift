@@ -117,3 +117,89 @@ final class OriginalCacheTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 5)
     }
 }
+
+final class StreamingCacheTests: XCTestCase {
+    static let library = DemoLibrary.make(count: 6, scale: 1)
+    var origin: FlickrOriginServer!
+    var directory: URL!
+
+    override func setUpWithError() throws {
+        origin = FlickrOriginServer(library: StreamingCacheTests.library, apiKey: "k")
+        try origin.start()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("stream-\(UUID().uuidString)")
+    }
+
+    override func tearDownWithError() throws {
+        origin.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func makeCache(maxBytes: Int64 = OriginalCache.defaultMaxBytes) throws -> OriginalCache {
+        var http = HTTPConfiguration()
+        http.retryBaseDelay = 0.01
+        return try OriginalCache(directory: directory, http: HTTPClient(configuration: http), maxBytes: maxBytes,
+                                 logger: Logger(label: "test"))
+    }
+
+    func source(_ index: Int) -> ContentSource {
+        let photo = StreamingCacheTests.library.photos[index]
+        return ContentSource(photoID: photo.id, url: "http://127.0.0.1:\(origin.port)" + origin.imagePath(photoID: photo.id)!,
+                             expectedSize: Int64(photo.image.data.count), contentType: photo.image.contentType)
+    }
+
+    func testFirstBytesAreReadBeforeTheDownloadEnds() throws {
+        let cache = try makeCache()
+        let photo = StreamingCacheTests.library.photos[2] // 1024×768, ~100 KB
+        origin.setRate(photoID: photo.id, 40_000) // 2–3 s for the whole photo
+        let handle = try cache.open(source(2))
+        var buffer = [UInt8](repeating: 0, count: 1000)
+        let count = try buffer.withUnsafeMutableBytes { try handle.read(into: $0, at: 0) }
+        XCTAssertEqual(count, 1000)
+        XCTAssertEqual(Data(buffer), photo.image.data.prefix(1000))
+        XCTAssertNil(cache.cachedPath(for: source(2)), "the download should still be running")
+        // A read past the bytes that arrived waits for them and returns exactly what was asked.
+        var rest = [UInt8](repeating: 0, count: photo.image.data.count)
+        let tail = try rest.withUnsafeMutableBytes { try handle.read(into: $0, at: 1000) }
+        XCTAssertEqual(tail, photo.image.data.count - 1000)
+        XCTAssertEqual(Data(rest.prefix(tail)), photo.image.data.dropFirst(1000))
+        cache.release(handle)
+    }
+
+    func testADroppedConnectionResumesWithARange() throws {
+        let cache = try makeCache()
+        let photo = StreamingCacheTests.library.photos[1]
+        origin.truncateNextAnswer(photoID: photo.id)
+        let path = try cache.fetch(source(1))
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), photo.image.data)
+        XCTAssertEqual(origin.requestCount(method: "GET"), 2)
+    }
+
+    func testTheCacheStaysWithinItsBoundAndNeverEvictsAnOpenPhoto() throws {
+        let sizes = StreamingCacheTests.library.photos.map { Int64($0.image.data.count) }
+        let bound = sizes[0] + sizes[1] + 10
+        let cache = try makeCache(maxBytes: bound)
+        let held = try cache.open(source(0))
+        var whole = [UInt8](repeating: 0, count: Int(sizes[0]))
+        XCTAssertEqual(try whole.withUnsafeMutableBytes { try held.read(into: $0, at: 0) }, Int(sizes[0]))
+        for index in 1..<6 { _ = try cache.fetch(source(index)) }
+        XCTAssertNotNil(cache.cachedPath(for: source(0)), "an open photo was evicted")
+        XCTAssertLessThanOrEqual(cache.currentBytes, bound + sizes.max()!)
+        cache.release(held)
+        XCTAssertLessThanOrEqual(cache.currentBytes, bound)
+        XCTAssertGreaterThan(cache.currentStatistics.evictions, 0)
+        // The bound holds after a restart too.
+        let reopened = try makeCache(maxBytes: sizes[5])
+        XCTAssertLessThanOrEqual(reopened.currentBytes, sizes[5])
+    }
+
+    func testOpeningAPhotoBeingPrefetchedJoinsThatDownload() throws {
+        let cache = try makeCache()
+        origin.setDelay(photoID: StreamingCacheTests.library.photos[3].id, 0.3)
+        cache.prefetch(source(3))
+        let handle = try cache.open(source(3))
+        var buffer = [UInt8](repeating: 0, count: 16)
+        _ = try buffer.withUnsafeMutableBytes { try handle.read(into: $0, at: 0) }
+        cache.release(handle)
+        XCTAssertEqual(origin.requestCount(method: "GET"), 1)
+    }
+}

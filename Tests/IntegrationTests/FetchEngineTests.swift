@@ -1,0 +1,153 @@
+// The fetch engine through the kernel: single flight, streaming, retries, prefetch, the bounded cache,
+// remounts, a daemon killed mid-download, and an origin that went away.
+import FlickrOrigin
+import Foundation
+import XCTest
+
+final class FetchEngineTests: XCTestCase {
+    static let library = DemoLibrary.make(count: 18, scale: 1)
+    var harness: MountHarness!
+
+    override func setUpWithError() throws {
+        harness = try MountHarness(library: FetchEngineTests.library)
+        XCTAssertEqual(harness.importLibrary().status, 0)
+    }
+
+    override func tearDown() { harness.tearDown() }
+
+    func photo(_ index: Int) -> OriginPhoto { FetchEngineTests.library.photos[index] }
+
+    func paths(of photoID: String) throws -> [String] {
+        try harness.files().filter { try harness.photoID(ofInode: harness.inode(of: $0)) == photoID }
+    }
+
+    func cachedFiles() -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: harness.cacheDirectory + "/originals")) ?? []
+    }
+
+    func testTwoReadersShareOneDownload() throws {
+        try harness.mount()
+        let target = photo(2)
+        harness.origin.setDelay(photoID: target.id, 0.5)
+        let names = try paths(of: target.id)
+        XCTAssertEqual(names.count, 2)
+        let group = DispatchGroup()
+        var outputs = [Data](repeating: Data(), count: 2)
+        let lock = NSLock()
+        for (index, name) in names.enumerated() {
+            group.enter()
+            DispatchQueue.global().async {
+                let data = Shell.run("cat", [name]).stdout
+                lock.lock(); outputs[index] = data; lock.unlock()
+                group.leave()
+            }
+        }
+        group.wait()
+        XCTAssertEqual(outputs, [target.image.data, target.image.data])
+        XCTAssertEqual(harness.origin.requestCount(method: "GET", path: harness.origin.imagePath(photoID: target.id)!), 1)
+    }
+
+    func testFirstBytesArriveBeforeTheDownloadEnds() throws {
+        try harness.mount(extra: ["--prefetch", "0"])
+        let target = photo(4) // 1280×853 JPEG
+        let rate = max(8_000, target.image.data.count / 5) // about 5 s for the whole photo
+        harness.origin.setRate(photoID: target.id, rate)
+        let file = try XCTUnwrap(try paths(of: target.id).first)
+        let started = Date()
+        let head = Shell.run("head", ["-c", "100", file])
+        let firstBytes = Date().timeIntervalSince(started)
+        XCTAssertEqual(head.stdout, target.image.data.prefix(100))
+        XCTAssertLessThan(firstBytes, 2.5, "the first bytes waited for the whole photo")
+        XCTAssertEqual(cachedFiles(), [], "the download should still be running")
+        XCTAssertEqual(Shell.run("cat", [file]).stdout, target.image.data)
+    }
+
+    func testServerErrorsAreRetriedAndWrongTypesNeverServed() throws {
+        try harness.mount()
+        let flaky = photo(5)
+        harness.origin.scriptStatuses(photoID: flaky.id, [500])
+        XCTAssertEqual(Shell.run("cat", [try paths(of: flaky.id)[0]]).stdout, flaky.image.data)
+        XCTAssertEqual(harness.origin.requestCount(method: "GET", path: harness.origin.imagePath(photoID: flaky.id)!), 2)
+
+        let html = photo(6)
+        harness.origin.overrideContentType(photoID: html.id, "text/html")
+        let refused = Shell.run("cat", [try paths(of: html.id)[0]])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stdout.isEmpty)
+        XCTAssertTrue(harness.daemonLog.contains("text/html"), harness.daemonLog)
+        XCTAssertFalse(cachedFiles().contains { $0.hasPrefix(html.id) })
+    }
+
+    func testOpeningAPhotoPrefetchesTheNextOnesInItsDirectory() throws {
+        try harness.mount()
+        let year = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: harness.path("moments")).sorted().first)
+        let listing = Shell.run("ls", ["-U", harness.path("moments/" + year)]).text.split(separator: "\n").map(String.init)
+        XCTAssertGreaterThanOrEqual(listing.count, 3)
+        Shell.run("cat", [harness.path("moments/\(year)/\(listing[0])")])
+        let next = try listing.dropFirst().prefix(2).map { try harness.photoID(ofInode: harness.inode(of: harness.path("moments/\(year)/\($0)")))! }
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline && !next.allSatisfy({ id in cachedFiles().contains { $0.hasPrefix(id) } }) { usleep(100_000) }
+        for id in next { XCTAssertTrue(cachedFiles().contains { $0.hasPrefix(id) }, "\(id) was not prefetched") }
+    }
+
+    func testARemountReusesTheCacheAndTheBoundHolds() throws {
+        let sizes = FetchEngineTests.library.photos.map(\.image.data.count)
+        let bound = sizes.reduce(0, +) / 2
+        try harness.mount(extra: ["--cache-size", String(bound), "--prefetch", "0"])
+        let files = harness.files(under: "regions")
+        for file in files { XCTAssertEqual(Shell.run("cat", [file]).status, 0) }
+        let cachedBytes = cachedFiles().reduce(0) { total, name in
+            total + ((try? FileManager.default.attributesOfItem(atPath: harness.cacheDirectory + "/originals/" + name)[.size] as? Int) ?? 0)
+        }
+        XCTAssertLessThanOrEqual(cachedBytes, bound)
+        XCTAssertGreaterThan(cachedBytes, 0)
+        XCTAssertEqual(harness.unmount(), 0)
+        let downloads = harness.origin.requestCount(method: "GET")
+
+        try harness.mount(extra: ["--prefetch", "0"])
+        let kept = cachedFiles()
+        for file in files { XCTAssertEqual(Shell.run("cat", [file]).status, 0) }
+        XCTAssertEqual(harness.origin.requestCount(method: "GET"), downloads + files.count - kept.count,
+                       "a remount must not download what the cache holds")
+        let stats = harness.photofs(["cache", "stats", harness.library, "--cache-dir", harness.cacheDirectory])
+        XCTAssertTrue(stats.text.contains("hit rate"), stats.text)
+    }
+
+    func testAKilledDaemonNeverLeavesAPartialFileServed() throws {
+        try harness.mount(extra: ["--prefetch", "0"])
+        let target = photo(10)
+        harness.origin.setRate(photoID: target.id, max(8_000, target.image.data.count / 6))
+        let file = try XCTUnwrap(try paths(of: target.id).first)
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/cat")
+        reader.arguments = [file]
+        reader.standardOutput = FileHandle.nullDevice
+        reader.standardError = FileHandle.nullDevice
+        try reader.run()
+        usleep(1_000_000)
+        kill(harness.daemon!.processIdentifier, SIGKILL)
+        reader.waitUntilExit()
+        XCTAssertNotNil(harness.waitForDaemon())
+        Shell.run("fusermount3", ["-u", harness.mountpoint])
+        harness.origin.setRate(photoID: target.id, nil)
+
+        try harness.mount(extra: ["--prefetch", "0"])
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: harness.cacheDirectory + "/tmp")) ?? ["?"], [])
+        XCTAssertEqual(Shell.run("cat", [file]).stdout, target.image.data)
+    }
+
+    func testWithTheOriginDownCachedPhotosReadAndOthersFailFast() throws {
+        try harness.mount(extra: ["--prefetch", "0", "--connect-timeout", "2"])
+        let cached = photo(12), uncached = photo(13)
+        let cachedFile = try paths(of: cached.id)[0], uncachedFile = try paths(of: uncached.id)[0]
+        XCTAssertEqual(Shell.run("cat", [cachedFile]).stdout, cached.image.data)
+        harness.origin.stop()
+        XCTAssertEqual(Shell.run("cat", [cachedFile]).stdout, cached.image.data)
+        let started = Date()
+        let failed = Shell.run("cat", [uncachedFile])
+        XCTAssertNotEqual(failed.status, 0)
+        XCTAssertTrue(failed.stderr.contains("Input/output error"), failed.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        XCTAssertEqual(Shell.run("ls", ["-lR", harness.mountpoint]).status, 0, "listings never need the origin")
+    }
+}
