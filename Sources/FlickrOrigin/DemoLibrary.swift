@@ -97,6 +97,25 @@ public enum DemoLibrary {
         return OriginLibrary(photos: photos, places: places)
     }
 
+    /// A library of real image files served by another server at `baseURL` + file name (`make bench`):
+    /// the Flickr answers point there; this origin holds no bytes.
+    public static func external(files: [String], baseURL: String) -> OriginLibrary {
+        let photos = files.sorted().enumerated().map { index, path -> OriginPhoto in
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            let type = name.lowercased().hasSuffix(".png") ? "image/png" : "image/jpeg"
+            let owner = photographers[index % photographers.count]
+            var photo = OriginPhoto(
+                id: "\(53_000_000_000 + index)", owner: owner.owner, ownerName: owner.name,
+                title: URL(fileURLWithPath: name).deletingPathExtension().lastPathComponent,
+                dateTaken: String(format: "%04d-%02d-%02d 12:00:00", 2019 + index % 6, 1 + index % 12, 1 + index % 28),
+                dateUpload: 1_700_000_000 + Int64(index), placeID: places[index % places.count].placeID,
+                image: OriginImage(data: Data(), contentType: type, width: 0, height: 0))
+            photo.externalURL = baseURL + (name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? name)
+            return photo
+        }
+        return OriginLibrary(photos: photos, places: places)
+    }
+
     /// A landscape-like picture: a sky gradient, a sun and rolling hills, coloured by the seed. Real pixels,
     /// so JPEG sizes vary like photographs' do, not a flat file of one colour.
     public static func renderImage(width: Int, height: Int, png: Bool, seed: UInt64) -> OriginImage {

@@ -19,6 +19,8 @@ public struct OriginPhoto: Sendable {
     public var hasOriginal: Bool
     public var image: OriginImage
     public var thumbnail: OriginImage?
+    /// Where the original really is when another server (nginx in `make bench`) serves the bytes.
+    public var externalURL: String?
 
     public init(id: String, owner: String, ownerName: String?, title: String, description: String = "",
                 dateTaken: String?, dateUpload: Int64, placeID: String?, latitude: Double? = nil,
@@ -247,7 +249,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
         }
         let suffix = photo.imageSuffix
         if extras.contains("url_\(suffix)") {
-            item["url_\(suffix)"] = host + photo.imagePath
+            item["url_\(suffix)"] = photo.externalURL ?? host + photo.imagePath
             item["width_\(suffix)"] = photo.image.width
             item["height_\(suffix)"] = String(photo.image.height)
         }

@@ -11,14 +11,17 @@ public struct FuseMountError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// Timeouts the kernel may cache answers for. The catalog is local and changes only through imports, which
-/// the filesystem notices within its poll interval (1 s); a 1 s timeout keeps a changed catalog visible
-/// within about 2 s while `ls -lR` of a big tree still asks each name only once per second.
+/// How long the kernel may cache answers. The catalog is local and changes only through imports, which the
+/// filesystem notices within its poll interval (1 s) and then invalidates exactly what changed
+/// (notify_inval_entry / notify_inval_inode), so the timeouts can be long: a warm `ls -lR` of 100,000 photos
+/// then never reaches the daemon.
 public struct FuseTimeouts: Sendable {
-    public var entry: Double = 1
-    public var attributes: Double = 1
+    public var entry: Double = 3600
+    public var attributes: Double = 3600
     /// Names that do not exist (file managers probe for .directory, .hidden, Thumbs.db in every folder).
-    public var negativeEntry: Double = 1
+    /// Shorter than positive entries: a name can only appear through an import, which invalidates it, but
+    /// an hour of "no such file" after a missed invalidation would be worse than a re-ask per minute.
+    public var negativeEntry: Double = 60
     public init() {}
 }
 
@@ -71,6 +74,7 @@ public final class FuseSession: @unchecked Sendable {
             self.session = nil
             throw FuseMountError(message: "cannot mount on \(mountpoint) (is /dev/fuse there and fuse3 installed? see the log above)")
         }
+        filesystem.invalidate = { [weak self] invalidations in self?.notifyKernel(invalidations) }
     }
 
     /// Serves requests until unmounted (`fusermount3 -u`) or SIGINT/SIGTERM/SIGHUP, then unmounts.
@@ -92,6 +96,28 @@ public final class FuseSession: @unchecked Sendable {
         logger.info("unmounted", metadata: ["mountpoint": "\(mountpoint)", "loop_result": "\(result)"])
         // A positive result is the signal that ended the loop: a requested, clean stop.
         return result < 0 ? 1 : 0
+    }
+
+    /// Drops what the kernel cached for changed names and nodes. Called from the catalog watcher, never from
+    /// a request handler (a notify from inside one can deadlock on the directory lock the request holds).
+    func notifyKernel(_ invalidations: [KernelInvalidation]) {
+        guard let session else { return }
+        for invalidation in invalidations {
+            switch invalidation {
+            case .entry(let parent, let name):
+                // ENOENT only means the kernel had nothing cached for it.
+                _ = fuse_lowlevel_notify_inval_entry(session, parent, name, name.utf8.count)
+            case .inode(let inode):
+                // Files: attributes only (offset -1). Dropping a file's pages would wait for the page lock a
+                // reader holds while its bytes are still downloading, and a daemon killed during that wait
+                // could never exit. A photo's bytes never change under one cache file anyway, and a changed
+                // photo's new size/mtime makes the kernel drop them (auto_inval_data). Directories: their
+                // pages hold the cached listing, which must go.
+                let isDirectory = Node(inode: inode)?.isDirectory ?? false
+                _ = fuse_lowlevel_notify_inval_inode(session, inode, isDirectory ? 0 : -1, 0)
+            }
+        }
+        logger.debug("kernel caches invalidated", metadata: ["count": "\(invalidations.count)"])
     }
 
     // MARK: - Request handlers (called on libfuse's worker threads)
@@ -243,6 +269,8 @@ public final class FuseSession: @unchecked Sendable {
             do {
                 let handle = DirectoryHandle(listing: try fs.filesystem.listing(of: ino), parent: fs.filesystem.parent(of: ino))
                 fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(handle).toOpaque()))
+                // The kernel may keep this listing until the catalog changes (we invalidate the directory then).
+                photofs_fi_set_dir_flags(fi, 1, 1)
                 if fuse_reply_open(req, fi) != 0 {
                     Unmanaged<DirectoryHandle>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh))!).release()
                 }
@@ -317,7 +345,7 @@ public final class FuseSession: @unchecked Sendable {
             } else {
                 let entry = listing.entries[index - 2]
                 name = entry.name
-                attributes = entry.attributes
+                attributes = (try? filesystem.current(entry.attributes)) ?? entry.attributes
             }
             let needed: Int
             if plus {

@@ -71,7 +71,7 @@ public final class Catalog: @unchecked Sendable {
     /// Every photo, available or not (for `photofs` tooling and tests).
     public func allPhotos() throws -> [PhotoRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT \(PhotoRecord.columns) FROM photo ORDER BY seq").map(PhotoRecord.init(row:))
+            try Catalog.photos(db, sql: "SELECT \(PhotoRecord.columns) FROM photo ORDER BY seq")
         }
     }
 
@@ -109,10 +109,10 @@ public final class Catalog: @unchecked Sendable {
 
     public func photos(inRegion regionID: Int64, photographer photographerID: Int64) throws -> [PhotoRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            try Catalog.photos(db, sql: """
                 SELECT \(PhotoRecord.columns) FROM photo
                 WHERE region_id = ? AND photographer_id = ? AND available ORDER BY seq
-                """, arguments: [regionID, photographerID]).map(PhotoRecord.init(row:))
+                """, arguments: [regionID, photographerID])
         }
     }
 
@@ -127,20 +127,20 @@ public final class Catalog: @unchecked Sendable {
 
     public func photos(inYear year: Int) throws -> [PhotoRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            try Catalog.photos(db, sql: """
                 SELECT \(PhotoRecord.columns) FROM photo WHERE moment_year = ? AND available ORDER BY seq
-                """, arguments: [year]).map(PhotoRecord.init(row:))
+                """, arguments: [year])
         }
     }
 
     /// The most recently opened available photos, newest first.
     public func recentPhotos(limit: Int) throws -> [PhotoRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            try Catalog.photos(db, sql: """
                 SELECT \(PhotoRecord.columns(of: "p"))
                 FROM recent r JOIN photo p ON p.seq = r.photo_seq
                 WHERE p.available ORDER BY r.opened_at DESC, r.photo_seq DESC LIMIT ?
-                """, arguments: [limit]).map(PhotoRecord.init(row:))
+                """, arguments: [limit])
         }
     }
 
@@ -156,16 +156,27 @@ public final class Catalog: @unchecked Sendable {
 
     // MARK: - Writes
 
-    /// Records that a photo was opened now; keeps the newest `keep` rows so the table stays small.
-    public func recordOpen(seq: Int64, at date: Date = Date(), keep: Int = 100) throws {
+    /// Records that photos were opened (one transaction for a batch); keeps the newest `keep` rows so the
+    /// table stays small.
+    public func recordOpens(_ opens: [(seq: Int64, at: Date)], keep: Int = 100) throws {
+        guard !opens.isEmpty else { return }
         try write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO recent(photo_seq, opened_at) VALUES (?, ?)",
-                           arguments: [seq, date.timeIntervalSince1970])
+            for open in opens {
+                // A photo deleted meanwhile is skipped rather than failing the batch (foreign key).
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO recent(photo_seq, opened_at)
+                    SELECT seq, ? FROM photo WHERE seq = ?
+                    """, arguments: [open.at.timeIntervalSince1970, open.seq])
+            }
             try db.execute(sql: """
                 DELETE FROM recent WHERE photo_seq NOT IN (SELECT photo_seq FROM recent ORDER BY opened_at DESC LIMIT ?)
                 """, arguments: [keep])
             try db.execute(sql: "UPDATE library_state SET recent_generation = recent_generation + 1")
         }
+    }
+
+    public func recordOpen(seq: Int64, at date: Date = Date(), keep: Int = 100) throws {
+        try recordOpens([(seq, date)], keep: keep)
     }
 
     /// Place ids the catalog already resolved (an import asks Flickr only for the others).
@@ -231,6 +242,12 @@ public final class Catalog: @unchecked Sendable {
     }
 
     // MARK: - Internals
+
+    /// Photos of a query selecting `PhotoRecord.columns`, through a cursor: rows are decoded in place, not
+    /// copied first.
+    private static func photos(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [PhotoRecord] {
+        try Array(Row.fetchCursor(db, sql: sql, arguments: arguments).map(PhotoRecord.init(row:)))
+    }
 
     private static func upsert(_ p: PhotoRecord, _ db: Database) throws {
         // The WHERE on DO UPDATE makes an unchanged re-import a no-op, so it does not count as a change.

@@ -22,6 +22,8 @@ public final class Download: @unchecked Sendable {
     private let condition = NSCondition()
     private var lifecycle: DownloadLifecycle
     private var error: ContentError?
+    /// Set by `finish`: the file is renamed into place, or `error` is set and the temporary file is gone.
+    private var ended = false
     let started = Date()
 
     init(key: String, source: ContentSource, temporaryPath: String, finalPath: String, priority: DownloadPriority) {
@@ -38,7 +40,11 @@ public final class Download: @unchecked Sendable {
     public func openForReading() throws -> Int32 {
         condition.lock()
         defer { condition.unlock() }
-        while case .waiting = lifecycle.phase { condition.wait() }
+        while case .waiting = lifecycle.phase, !ended { condition.wait() }
+        if case .failed = lifecycle.phase {
+            // Refused as the answer began: wait for finish() to record the error it reports.
+            while !ended { condition.wait() }
+        }
         if let error { throw error }
         // Under the lock: the rename to finalPath also happens under it, so the path is never stale.
         let path = lifecycle.phase == .complete ? finalPath : temporaryPath
@@ -67,7 +73,7 @@ public final class Download: @unchecked Sendable {
     public func waitUntilFinished() throws -> String {
         condition.lock()
         defer { condition.unlock() }
-        while !lifecycle.isFinished { condition.wait() }
+        while !ended { condition.wait() }
         if let error { throw error }
         return finalPath
     }
@@ -85,7 +91,7 @@ public final class Download: @unchecked Sendable {
 
     fileprivate func finish(_ result: Result<Void, ContentError>) {
         condition.lock()
-        defer { condition.broadcast(); condition.unlock() }
+        defer { ended = true; condition.broadcast(); condition.unlock() }
         switch result {
         case .success:
             if rename(temporaryPath, finalPath) != 0 {

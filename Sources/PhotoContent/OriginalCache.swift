@@ -98,8 +98,12 @@ public final class OriginalCache: @unchecked Sendable {
     public let maxBytes: Int64
     private let engine: DownloadEngine
     private let logger: Logger
-    private var objects: URL { directory.appendingPathComponent("originals") }
-    private var temporary: URL { directory.appendingPathComponent("tmp") }
+    // Plain paths: URL.appendingPathComponent on a file URL stats the disk to decide on a trailing slash,
+    // a system call per open for nothing.
+    private let objectsPath: String
+    private let temporaryPath: String
+    private var objects: URL { URL(fileURLWithPath: objectsPath, isDirectory: true) }
+    private var temporary: URL { URL(fileURLWithPath: temporaryPath, isDirectory: true) }
 
     private let lock = NSLock()
     private var entries: [String: (size: Int64, lastUse: Date)] = [:]
@@ -119,18 +123,20 @@ public final class OriginalCache: @unchecked Sendable {
         self.directory = directory
         self.maxBytes = maxBytes
         self.logger = logger
+        objectsPath = directory.path + "/originals"
+        temporaryPath = directory.path + "/tmp"
         engine = DownloadEngine(http: http, maxTransfers: maxTransfers, logger: logger)
         let fm = FileManager.default
         for dir in [directory, objects, temporary] {
             try fm.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             chmod(dir.path, 0o700)
         }
-        for leftover in (try? fm.contentsOfDirectory(atPath: temporary.path)) ?? [] {
-            unlink(temporary.appendingPathComponent(leftover).path)
+        for leftover in (try? fm.contentsOfDirectory(atPath: temporaryPath)) ?? [] {
+            unlink(temporaryPath + "/" + leftover)
         }
-        for name in (try? fm.contentsOfDirectory(atPath: objects.path)) ?? [] {
+        for name in (try? fm.contentsOfDirectory(atPath: objectsPath)) ?? [] {
             var info = stat()
-            guard stat(objects.appendingPathComponent(name).path, &info) == 0 else { continue }
+            guard stat(objectsPath + "/" + name, &info) == 0 else { continue }
             entries[name] = (Int64(info.st_size), Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)))
             totalBytes += Int64(info.st_size)
         }
@@ -162,7 +168,7 @@ public final class OriginalCache: @unchecked Sendable {
     /// disk) does not count and is removed.
     public func cachedPath(for source: ContentSource) -> String? {
         let key = OriginalCache.key(for: source)
-        let path = objects.appendingPathComponent(key).path
+        let path = objectsPath + "/" + key
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         if Int64(info.st_size) == source.expectedSize { return path }
@@ -230,9 +236,9 @@ public final class OriginalCache: @unchecked Sendable {
     // MARK: Internals
 
     private func startDownload(_ source: ContentSource, key: String, priority: DownloadPriority) -> Download {
-        let temporaryPath = temporary.appendingPathComponent("\(key).\(UInt32.random(in: 0...UInt32.max)).part").path
-        return engine.start(key: key, source: source, temporaryPath: temporaryPath,
-                            finalPath: objects.appendingPathComponent(key).path, priority: priority)
+        let partPath = temporaryPath + "/\(key).\(UInt32.random(in: 0...UInt32.max)).part"
+        return engine.start(key: key, source: source, temporaryPath: partPath,
+                            finalPath: objectsPath + "/" + key, priority: priority)
     }
 
     private func noteOpen(_ key: String, hit: Bool) {
@@ -251,7 +257,7 @@ public final class OriginalCache: @unchecked Sendable {
         if touch {
             let stamp = timespec(tv_sec: Int(now.timeIntervalSince1970), tv_nsec: 0)
             var times = [stamp, stamp]
-            utimensat(AT_FDCWD, objects.appendingPathComponent(key).path, &times, 0)
+            utimensat(AT_FDCWD, objectsPath + "/" + key, &times, 0)
         }
     }
 
@@ -272,7 +278,7 @@ public final class OriginalCache: @unchecked Sendable {
         let candidates = entries.filter { openCounts[$0.key] == nil }.sorted { $0.value.lastUse < $1.value.lastUse }
         for (key, entry) in candidates {
             guard totalBytes > maxBytes else { break }
-            if unlink(objects.appendingPathComponent(key).path) == 0 || errno == ENOENT {
+            if unlink(objectsPath + "/" + key) == 0 || errno == ENOENT {
                 entries[key] = nil
                 totalBytes -= entry.size
                 statistics.evictions += 1

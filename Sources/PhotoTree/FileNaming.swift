@@ -47,6 +47,7 @@ public enum FileNaming {
     public static func compose(stem: String, suffix: String = "", extension ext: String? = nil) -> String {
         let tail = suffix + (ext.map { "." + $0 } ?? "")
         let budget = maxNameBytes - tail.utf8.count
+        if stem.utf8.count <= budget { return stem + tail }
         var cut = ""
         var bytes = 0
         for character in stem {

@@ -30,12 +30,12 @@ public struct DirectoryEntry: Equatable, Sendable {
 public struct DirectoryListing: Sendable {
     public let attributes: NodeAttributes
     public let entries: [DirectoryEntry]
-    private let indexByName: [String: Int]
+    private let indexByName: [[UInt8]: Int]
 
     public init(attributes: NodeAttributes, entries: [DirectoryEntry]) {
         self.attributes = attributes
         self.entries = entries
-        var index: [String: Int] = [:]
+        var index: [[UInt8]: Int] = [:]
         index.reserveCapacity(entries.count)
         // Keys are the exact UTF-8 bytes: the kernel looks names up byte for byte, and Swift's String equality
         // (canonical equivalence) would otherwise match a name that `ls` never showed.
@@ -47,10 +47,7 @@ public struct DirectoryListing: Sendable {
         indexByName[Self.key(name)].map { entries[$0] }
     }
 
-    private static func key(_ name: String) -> String {
-        // Mapping each byte to a Latin-1 scalar gives a String whose equality is byte equality.
-        String(decoding: name.utf8.map { UInt16($0) }, as: UTF16.self)
-    }
+    private static func key(_ name: String) -> [UInt8] { Array(name.utf8) }
 }
 
 /// How photos are named in a directory of photos.
@@ -163,8 +160,26 @@ public enum TreeBuilder {
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)
-        return String(format: "%04d-%02d-%02d %02d.%02d.%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+        // Formatted by hand: String(format:) took a fifth of the time of building a 17,000-photo listing.
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(19)
+        func append(_ value: Int32, digits: Int) {
+            var divisor: Int32 = 1
+            for _ in 1..<digits { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8((rest / divisor) % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        append(parts.tm_year + 1900, digits: 4); bytes.append(UInt8(ascii: "-"))
+        append(parts.tm_mon + 1, digits: 2); bytes.append(UInt8(ascii: "-"))
+        append(parts.tm_mday, digits: 2); bytes.append(UInt8(ascii: " "))
+        append(parts.tm_hour, digits: 2); bytes.append(UInt8(ascii: "."))
+        append(parts.tm_min, digits: 2); bytes.append(UInt8(ascii: "."))
+        append(parts.tm_sec, digits: 2)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func sortedByName(_ entries: [DirectoryEntry]) -> [DirectoryEntry] {

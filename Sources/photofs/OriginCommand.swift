@@ -21,13 +21,29 @@ struct OriginCommand: ParsableCommand {
     @Option(help: "The API key the origin accepts.")
     var apiKey = "demo"
 
-    @Option(help: "Number of photos in the library.")
+    @Option(help: "Number of photos in the generated library.")
     var photos = 240
 
+    @Option(help: "Instead of generated photos, list the JPEG/PNG files of this directory...")
+    var photosDir: String?
+
+    @Option(help: "...served by another server at this URL prefix (file name appended).")
+    var imageBaseURL: String?
+
     func run() throws {
-        let server = FlickrOriginServer(library: DemoLibrary.make(count: photos), apiKey: apiKey)
+        let library: OriginLibrary
+        if let photosDir {
+            guard let imageBaseURL else { throw CommandFailure("--photos-dir needs --image-base-url") }
+            let files = try FileManager.default.contentsOfDirectory(atPath: photosDir)
+                .filter { [".jpg", ".jpeg", ".png"].contains(where: $0.lowercased().hasSuffix) }
+                .map { photosDir + "/" + $0 }
+            library = DemoLibrary.external(files: files, baseURL: imageBaseURL)
+        } else {
+            library = DemoLibrary.make(count: photos)
+        }
+        let server = FlickrOriginServer(library: library, apiKey: apiKey)
         try server.start(port: port)
-        print("serving \(photos) photos at \(server.endpoint) (API key \"\(apiKey)\")")
+        print("serving \(library.photos.count) photos at \(server.endpoint) (API key \"\(apiKey)\")")
         fflush(stdout)
         while true { sleep(3600) }
     }

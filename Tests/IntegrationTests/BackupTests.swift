@@ -12,13 +12,13 @@ final class BackupTests: XCTestCase {
         try harness.mount()
     }
 
-    override func tearDown() { harness.tearDown() }
+    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
 
     func testSecondRsyncCopiesNothingAndDownloadsNothing() throws {
         let backup = harness.root.appendingPathComponent("backup").path
         let first = Shell.run("rsync", ["-a", "--stats", harness.mountpoint + "/", backup + "/"])
         XCTAssertEqual(first.status, 0, first.stderr)
-        XCTAssertTrue(first.text.contains("Number of regular files transferred: 60"), first.text)
+        XCTAssertTrue(first.text.contains("Number of regular files transferred: 60"), first.text + first.stderr)
         let downloads = harness.origin.requestCount(method: "GET")
         XCTAssertEqual(downloads, 30, "each photo downloaded once although it has two names")
 

@@ -14,7 +14,7 @@ final class FailureTests: XCTestCase {
         XCTAssertEqual(harness.importLibrary().status, 0)
     }
 
-    override func tearDown() { harness.tearDown() }
+    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
 
     func file(of photoID: String) throws -> String {
         try XCTUnwrap(harness.files(under: "regions").first { (try? harness.photoID(ofInode: harness.inode(of: $0))) == photoID })

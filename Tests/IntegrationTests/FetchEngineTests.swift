@@ -13,7 +13,7 @@ final class FetchEngineTests: XCTestCase {
         XCTAssertEqual(harness.importLibrary().status, 0)
     }
 
-    override func tearDown() { harness.tearDown() }
+    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
 
     func photo(_ index: Int) -> OriginPhoto { FetchEngineTests.library.photos[index] }
 

@@ -11,7 +11,7 @@ final class LifecycleTests: XCTestCase {
         XCTAssertEqual(harness.importLibrary().status, 0)
     }
 
-    override func tearDown() { harness.tearDown() }
+    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
 
     func testBackgroundMountReturnsOnceLiveAndFusermountEndsIt() throws {
         let result = harness.photofs(["mount", harness.library, harness.mountpoint, "--cache-dir", harness.cacheDirectory])

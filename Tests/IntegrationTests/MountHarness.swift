@@ -127,8 +127,13 @@ final class MountHarness {
         return waitForDaemon()
     }
 
-    /// Never leaves a mount behind, and never deletes through one.
-    func tearDown() {
+    /// Never leaves a mount behind, and never deletes through one. After a failed test the daemon's
+    /// warnings and errors are printed, so CI output says what the file system saw.
+    func tearDown(failed: Bool = false) {
+        if failed {
+            let lines = daemonLog.split(separator: "\n").filter { $0.contains(" warning ") || $0.contains(" error ") }
+            print("--- photofs daemon log (warnings and errors) ---\n" + lines.suffix(40).joined(separator: "\n"))
+        }
         if isMounted {
             if Shell.run("fusermount3", ["-u", mountpoint]).status != 0 { Shell.run("fusermount3", ["-uz", mountpoint]) }
         }

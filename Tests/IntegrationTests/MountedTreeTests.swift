@@ -14,7 +14,7 @@ final class MountedTreeTests: XCTestCase {
         try harness.mount()
     }
 
-    override func tearDown() { harness.tearDown() }
+    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
 
     func testEveryPhotoAppearsOnceUnderMomentsAndOnceUnderRegions() throws {
         let expected = Set(MountedTreeTests.library.photos.map(\.id))

@@ -12,7 +12,7 @@ final class ReadOnlyTests: XCTestCase {
         try harness.mount()
     }
 
-    override func tearDown() { harness.tearDown() }
+    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
 
     func testWritesFailWithEROFS() throws {
         let file = try XCTUnwrap(harness.files(under: "regions").first)

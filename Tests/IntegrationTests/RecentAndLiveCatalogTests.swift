@@ -13,7 +13,7 @@ final class RecentAndLiveCatalogTests: XCTestCase {
         try harness.mount()
     }
 
-    override func tearDown() { harness.tearDown() }
+    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
 
     func eventually(_ timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# make bench: photofs against curl, the page cache and rclone mount on the same photos served by nginx on
+# loopback; writes the table to docs/benchmarks.md. Everything it starts, it stops (trap below).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BIN=$ROOT/.build/release/photofs
+WORK=${BENCH_WORK:-$ROOT/bench-work}
+NGINX_PORT=18181
+ORIGIN_PORT=18182
+SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+
+# Real photographs from Debian's wallpaper packages (JPEG and PNG, 0.1–16 MB); curl, nginx and rclone.
+PACKAGES="nginx-light rclone curl sqlite3 bc ukui-wallpapers gnome-backgrounds mate-backgrounds plasma-workspace-wallpapers"
+missing=$(for p in $PACKAGES; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"; done)
+if [ -n "$missing" ]; then
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+fi
+
+pids=()
+mounts=()
+cleanup() {
+  for m in "${mounts[@]}"; do fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+rm -rf "$WORK"
+mkdir -p "$WORK"/{www,mnt,mnt100k,rclone,rclone-cache,photofs-cache,cache100k}
+while IFS= read -r -d '' f; do
+  # Flatten to unique, URL-safe names.
+  name=$(echo "${f#/usr/share/}" | tr '/ ' '__')
+  cp "$f" "$WORK/www/$name"
+done < <(find /usr/share/backgrounds /usr/share/wallpapers /usr/share/images -type f \
+           \( -iname '*.jpg' -o -iname '*.jpeg' -o -iname '*.png' \) -size +100k -print0 2>/dev/null)
+count=$(ls "$WORK/www" | wc -l)
+bytes=$(du -cb "$WORK"/www/* | tail -1 | cut -f1)
+largest=$(ls -S "$WORK/www" | head -1)
+echo "photo set: $count files, $bytes bytes, largest $largest"
+
+cat > "$WORK/nginx.conf" <<CONF
+worker_processes 2;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  types { image/jpeg jpg jpeg; image/png png; }
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    root $WORK/www;
+    autoindex on;
+  }
+}
+CONF
+nginx -c "$WORK/nginx.conf" -p "$WORK"
+sleep 0.5
+
+"$BIN" origin --port $ORIGIN_PORT --photos-dir "$WORK/www" --image-base-url "http://127.0.0.1:$NGINX_PORT/" \
+  > "$WORK/origin.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$ORIGIN_PORT/services/rest/" && break; sleep 0.1; done
+
+"$BIN" import flickr "$WORK/library.sqlite" --endpoint "http://127.0.0.1:$ORIGIN_PORT/services/rest/" --api-key demo \
+  > "$WORK/import.log" 2>&1
+
+now() { date +%s.%N; }
+elapsed() { echo "$2 - $1" | bc -l; }
+ratio() { echo "scale=2; $1 / $2" | bc -l; }
+urls=$(cd "$WORK/www" && ls | sed "s|^|http://127.0.0.1:$NGINX_PORT/|")
+
+mount_photofs() { # library mountpoint cache [extra]
+  "$BIN" mount "$1" "$2" --cache-dir "$3" "${@:4}"
+  mounts+=("$2")
+}
+daemon_pid() { pgrep -f -- "mount $1 $2 .*--ready-fd" | head -1; }
+peak_rss_mb() { awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
+
+# 1. Cold sequential read of every photo.
+t0=$(now); curl -s $(for u in $urls; do printf -- '-o /dev/null %s ' "$u"; done); t1=$(now)
+curl_seq=$(elapsed "$t0" "$t1")
+
+mount_photofs "$WORK/library.sqlite" "$WORK/mnt" "$WORK/photofs-cache" --prefetch 0
+PFS_PID=$(daemon_pid "$WORK/library.sqlite" "$WORK/mnt")
+files=$(find "$WORK/mnt/regions" -type f | sort)
+# One cat process for every file, for every contender (per-file processes would measure fork+exec).
+readall() { tr '\n' '\0' | xargs -0 cat > /dev/null; }
+t0=$(now); readall <<< "$files"; t1=$(now)
+pfs_seq=$(elapsed "$t0" "$t1")
+
+rclone mount :http: "$WORK/rclone" --http-url "http://127.0.0.1:$NGINX_PORT/" --read-only \
+  --vfs-cache-mode full --cache-dir "$WORK/rclone-cache" --daemon 2> "$WORK/rclone.log"
+mounts+=("$WORK/rclone")
+for _ in $(seq 100); do mountpoint -q "$WORK/rclone" && break; sleep 0.1; done
+rfiles=$(find "$WORK/rclone" -type f | sort)
+t0=$(now); readall <<< "$rfiles"; t1=$(now)
+rclone_seq=$(elapsed "$t0" "$t1")
+
+# 2. Warm re-read.
+t0=$(now); readall <<< "$files"; t1=$(now)
+pfs_warm=$(elapsed "$t0" "$t1")
+t0=$(now); ls -d "$WORK"/photofs-cache/originals/* | readall; t1=$(now)
+direct_warm=$(elapsed "$t0" "$t1")
+t0=$(now); readall <<< "$rfiles"; t1=$(now)
+rclone_warm=$(elapsed "$t0" "$t1")
+
+# 3. 16 readers in parallel, cold (a fresh cache and mount).
+fusermount3 -u "$WORK/mnt"
+rm -rf "$WORK/photofs-cache"
+mount_photofs "$WORK/library.sqlite" "$WORK/mnt" "$WORK/photofs-cache" --prefetch 0
+PFS_PID2=$(daemon_pid "$WORK/library.sqlite" "$WORK/mnt")
+files=$(find "$WORK/mnt/regions" -type f | sort)
+t0=$(now); echo "$urls" | xargs -P16 -n1 curl -s -o /dev/null; t1=$(now)
+curl_par=$(elapsed "$t0" "$t1")
+t0=$(now); echo "$files" | tr '\n' '\0' | xargs -0 -P16 -n1 cat > /dev/null; t1=$(now)
+pfs_par=$(elapsed "$t0" "$t1")
+
+# 4. Time to first byte of an uncached large photo, both as a process a user starts: head(1) on photofs
+#    reads its first 16 KiB (the kernel's first readahead window), curl fetches the same 16 KiB.
+big_url="http://127.0.0.1:$NGINX_PORT/$largest"
+t0=$(now); curl -s -o /dev/null -r 0-16383 "$big_url"; t1=$(now)
+curl_ttfb=$(elapsed "$t0" "$t1")
+fusermount3 -u "$WORK/mnt"
+rm -rf "$WORK/photofs-cache"
+mount_photofs "$WORK/library.sqlite" "$WORK/mnt" "$WORK/photofs-cache" --prefetch 0
+PFS_PID3=$(daemon_pid "$WORK/library.sqlite" "$WORK/mnt")
+big_id=$(sqlite3 "$WORK/library.sqlite" "SELECT seq FROM photo WHERE original_url = '$big_url'")
+big_file=$(find "$WORK/mnt/regions" -inum $(( (1 << 56) | big_id )) | head -1)
+t0=$(now); head -c 1 "$big_file" > /dev/null; t1=$(now)
+pfs_ttfb=$(elapsed "$t0" "$t1")
+pfs_rss=$(peak_rss_mb "$PFS_PID3")
+
+# 5. ls -lR of 100,000 photos vs the same tree of empty files on tmpfs.
+cp "$WORK/library.sqlite" "$WORK/library100k.sqlite"
+sqlite3 "$WORK/library100k.sqlite" <<SQL
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+INSERT INTO photo(id, title, photographer_id, region_id, date_taken, moment_at, moment_year, uploaded_at,
+                  original_url, byte_size, content_type)
+SELECT 'bench' || i, 'Photo ' || (i % 5000),
+       (SELECT min(id) FROM photographer) + i % (SELECT count(*) FROM photographer),
+       (SELECT min(id) FROM region) + i % (SELECT count(*) FROM region),
+       NULL, 1546300800 + i * 1800, 2019 + (i * 1800) / 31557600, NULL,
+       'http://127.0.0.1:1/none/' || i || '.jpg', 100000 + i, 'image/jpeg'
+FROM n;
+UPDATE photo SET moment_year = CAST(strftime('%Y', moment_at, 'unixepoch') AS INTEGER);
+UPDATE region SET photo_count = (SELECT count(*) FROM photo WHERE region_id = region.id),
+                  photographer_count = (SELECT count(DISTINCT photographer_id) FROM photo WHERE region_id = region.id);
+SQL
+mount_photofs "$WORK/library100k.sqlite" "$WORK/mnt100k" "$WORK/cache100k"
+PFS_PID100K=$(daemon_pid "$WORK/library100k.sqlite" "$WORK/mnt100k")
+entries=$(find "$WORK/mnt100k" | wc -l)
+fusermount3 -u "$WORK/mnt100k"
+mount_photofs "$WORK/library100k.sqlite" "$WORK/mnt100k" "$WORK/cache100k"
+PFS_PID100K=$(daemon_pid "$WORK/library100k.sqlite" "$WORK/mnt100k")
+t0=$(now); ls -lR "$WORK/mnt100k" > /dev/null; t1=$(now)
+pfs_ls_cold=$(elapsed "$t0" "$t1")
+t0=$(now); ls -lR "$WORK/mnt100k" > /dev/null; t1=$(now)
+pfs_ls_warm=$(elapsed "$t0" "$t1")
+rss100k=$(peak_rss_mb "$PFS_PID100K")
+TMPFS=/dev/shm/photofs-bench-tree
+rm -rf "$TMPFS"
+(cd "$WORK/mnt100k" && find . -type d -print0 | (cd /dev/shm && mkdir -p photofs-bench-tree && cd photofs-bench-tree && xargs -0 mkdir -p))
+(cd "$WORK/mnt100k" && find . -type f -print0 | (cd "$TMPFS" && xargs -0 touch))
+ls -lR "$TMPFS" > /dev/null
+t0=$(now); ls -lR "$TMPFS" > /dev/null; t1=$(now)
+tmpfs_ls=$(elapsed "$t0" "$t1")
+rm -rf "$TMPFS"
+
+fmt() { printf '%.3f' "$1"; }
+{
+  echo "# photofs benchmarks"
+  echo
+  echo "Produced by \`make bench\` (bench/run.sh) on $(date -u +%Y-%m-%d): $(nproc) cores,"
+  echo "$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(free -g | awk '/Mem:/ {print $2}') GiB,"
+  echo "Linux $(uname -r), $(nginx -v 2>&1 | sed 's/.*: //'), $(rclone version 2>/dev/null | head -1), $(curl --version | head -1 | cut -d' ' -f1-2)."
+  echo
+  echo "Photo set: $count real photographs from Debian's wallpaper packages, $bytes bytes, largest $largest"
+  echo "($(stat -c %s "$WORK/www/$largest") bytes), served by nginx on 127.0.0.1; photofs imports them through its"
+  echo "Flickr-format origin, whose answers point at nginx for the bytes. rclone: \`rclone mount :http:\`"
+  echo "with \`--vfs-cache-mode full\`. Times in seconds, one run each."
+  echo
+  echo "| # | measurement | photofs | reference | ratio (photofs / reference) | target |"
+  echo "|---|---|---|---|---|---|"
+  echo "| 1 | cold sequential read of every photo | $(fmt $pfs_seq) | curl, one process: $(fmt $curl_seq) | $(ratio $pfs_seq $curl_seq) | ≤ 1.1 |"
+  echo "| 1 | | | rclone mount: $(fmt $rclone_seq) | $(ratio $pfs_seq $rclone_seq) | < 1 |"
+  echo "| 2 | warm re-read | $(fmt $pfs_warm) | cache files read directly: $(fmt $direct_warm) | $(ratio $pfs_warm $direct_warm) | ≤ 1.5 |"
+  echo "| 2 | | | rclone mount warm: $(fmt $rclone_warm) | $(ratio $pfs_warm $rclone_warm) | < 1 |"
+  echo "| 3 | 16 readers in parallel, cold | $(fmt $pfs_par) | 16 parallel curls: $(fmt $curl_par) | throughput $(ratio $curl_par $pfs_par) of curl's | ≥ 0.8 |"
+  echo "| 4 | time to first byte (first 16 KiB, process start included), uncached $largest | $(fmt $pfs_ttfb) | curl -r 0-16383: $(fmt $curl_ttfb) | $(ratio $pfs_ttfb $curl_ttfb) | ≤ 1.5 |"
+  echo "| 5 | \`ls -lR\`, $entries entries (100,000 photos), first | $(fmt $pfs_ls_cold) | tmpfs: $(fmt $tmpfs_ls) | $(ratio $pfs_ls_cold $tmpfs_ls) | ≤ 3 |"
+  echo "| 5 | \`ls -lR\`, warm | $(fmt $pfs_ls_warm) | tmpfs: $(fmt $tmpfs_ls) | $(ratio $pfs_ls_warm $tmpfs_ls) | ≈ 1 |"
+  echo "| 6 | daemon peak RSS (VmHWM), MB | content mount: $pfs_rss; 100k catalog: $rss100k | | | < 150 |"
+} > "$WORK/table.md"
+cat "$WORK/table.md"
+cp "$WORK/table.md" "$ROOT/docs/benchmarks.md"
+echo "written to docs/benchmarks.md"
