@@ -46,8 +46,9 @@ public final class Download: @unchecked Sendable {
             while !ended { condition.wait() }
         }
         if let error { throw error }
-        // Under the lock: the rename to finalPath also happens under it, so the path is never stale.
-        let path = lifecycle.phase == .complete ? finalPath : temporaryPath
+        // Under the lock: the rename to finalPath happens under it too, in finish(). Until finish ran, the
+        // bytes are at temporaryPath even when the lifecycle already says complete.
+        let path = ended ? finalPath : temporaryPath
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw ContentError(kind: .localIO("open \(path): \(String(cString: strerror(errno)))"),
@@ -175,6 +176,8 @@ public final class DownloadEngine: @unchecked Sendable {
     private let maxTransfers: Int
     /// Called on a transfer thread when a download completed and its file is in place.
     var onComplete: ((Download) -> Void)?
+    /// Tests widen the instant between "all bytes stored" and "renamed into place" with this.
+    var pauseBeforeFinish: TimeInterval = 0
 
     /// `maxTransfers` downloads run at once (each on its own thread with a keep-alive connection); 16 keeps
     /// a 16-reader workload from queueing while staying far below what an origin would call abuse.
@@ -229,6 +232,7 @@ public final class DownloadEngine: @unchecked Sendable {
             lock.unlock()
 
             let result = run(download)
+            if pauseBeforeFinish > 0 { Thread.sleep(forTimeInterval: pauseBeforeFinish) }
             // A finished photo is renamed into place before the download is forgotten, so no opener starts
             // it again; a failed one is forgotten first, so the next opener starts afresh instead of joining
             // the failure.

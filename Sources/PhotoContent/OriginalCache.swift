@@ -96,7 +96,7 @@ public struct CacheStatistics: Codable, Sendable, Equatable {
 public final class OriginalCache: @unchecked Sendable {
     public let directory: URL
     public let maxBytes: Int64
-    private let engine: DownloadEngine
+    let engine: DownloadEngine
     private let logger: Logger
     // Plain paths: URL.appendingPathComponent on a file URL stats the disk to decide on a trailing slash,
     // a system call per open for nothing.

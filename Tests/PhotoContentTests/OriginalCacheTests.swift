@@ -1,7 +1,7 @@
 // The original cache against the loopback origin: verified downloads, single flight, retries, refusals.
 import FlickrOrigin
 import Logging
-import PhotoContent
+@testable import PhotoContent
 import XCTest
 
 final class OriginalCacheTests: XCTestCase {
@@ -190,6 +190,28 @@ final class StreamingCacheTests: XCTestCase {
         // The bound holds after a restart too.
         let reopened = try makeCache(maxBytes: sizes[5])
         XCTAssertLessThanOrEqual(reopened.currentBytes, sizes[5])
+    }
+
+    /// An open that joins a download in its last instant (every byte stored, not yet renamed into place)
+    /// must still find the bytes.
+    func testOpeningAsADownloadFinishesFindsTheBytes() throws {
+        let cache = try makeCache()
+        cache.engine.pauseBeforeFinish = 0.3
+        let photo = StreamingCacheTests.library.photos[5]
+        cache.prefetch(source(5))
+        // Let the download store every byte, then open inside the pause.
+        while cache.engine.pendingCount > 0 && !FileManager.default.fileExists(atPath: cache.directory.path + "/originals/" + OriginalCache.key(for: source(5))) {
+            if let part = try? FileManager.default.contentsOfDirectory(atPath: cache.directory.path + "/tmp").first,
+               let size = try? FileManager.default.attributesOfItem(atPath: cache.directory.path + "/tmp/" + part)[.size] as? Int,
+               size == photo.image.data.count { break }
+            usleep(1000)
+        }
+        usleep(20_000)
+        let handle = try cache.open(source(5))
+        var bytes = [UInt8](repeating: 0, count: photo.image.data.count)
+        XCTAssertEqual(try bytes.withUnsafeMutableBytes { try handle.read(into: $0, at: 0) }, bytes.count)
+        XCTAssertEqual(Data(bytes), photo.image.data)
+        cache.release(handle)
     }
 
     func testOpeningAPhotoBeingPrefetchedJoinsThatDownload() throws {
