@@ -27,6 +27,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# A previous run that was interrupted may have left its nginx or origin behind.
+pkill -f "nginx -c $WORK/nginx.conf" 2>/dev/null || true
+pkill -f "photofs origin --port $ORIGIN_PORT" 2>/dev/null || true
+for m in "$WORK/mnt" "$WORK/mnt100k" "$WORK/rclone"; do fusermount3 -uz "$m" 2>/dev/null || true; done
 rm -rf "$WORK"
 mkdir -p "$WORK"/{www,mnt,mnt100k,rclone,rclone-cache,photofs-cache,cache100k}
 while IFS= read -r -d '' f; do

@@ -61,6 +61,15 @@ public struct PhotoRecord: Equatable, Sendable {
     /// The columns qualified by a table alias, for joins.
     static func columns(of alias: String) -> String { columnNames.map { "\(alias).\($0)" }.joined(separator: ", ") }
 
+    /// What a directory listing needs (names, sizes, times): a third of the columns, and none of the long
+    /// texts (description, URLs), which halves the cost of decoding a 17,500-photo year.
+    static let listingColumns = "seq, id, title, photographer_id, region_id, moment_at, moment_year, byte_size, content_type"
+
+    init(listingRow row: Row) {
+        self.init(seq: row[0], id: row[1], title: row[2], photographerID: row[3], regionID: row[4], momentAt: row[5],
+                  momentYear: row[6], originalURL: "", byteSize: row[7], contentType: row[8])
+    }
+
     /// Decodes a row selected with `columns`, by position: looking columns up by name cost 14% of a
     /// 17,000-photo listing (GRDB lower-cases and compares every name for every row).
     init(row: Row) {
