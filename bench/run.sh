@@ -200,5 +200,5 @@ fmt() { printf '%.3f' "$1"; }
   echo "| 6 | daemon peak RSS (VmHWM), MB | content mount: $pfs_rss; 100k catalog: $rss100k | | | < 150 |"
 } > "$WORK/table.md"
 cat "$WORK/table.md"
-cp "$WORK/table.md" "$ROOT/docs/benchmarks.md"
+cat "$WORK/table.md" "$ROOT/bench/notes.md" > "$ROOT/docs/benchmarks.md"
 echo "written to docs/benchmarks.md"
