@@ -245,13 +245,21 @@ public final class FuseSession: @unchecked Sendable {
                 return
             }
             let handle = Unmanaged<OpenPhoto>.fromOpaque(pointer).takeUnretainedValue()
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 4096)
-            defer { buffer.deallocate() }
-            do {
-                let count = try fs.filesystem.read(handle, into: buffer, at: Int64(offset))
-                fuse_reply_buf(req, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), count)
-            } catch {
-                fs.fail(req, error, op: "read", inode: ino)
+            // A deferred reply: if the bytes are still downloading, this handler returns and the download's
+            // thread replies when they arrive (the kernel keeps the file, so the handle outlives the wait).
+            fs.filesystem.whenReadable(handle, count: size, at: Int64(offset)) { error in
+                if let error {
+                    fs.fail(req, error, op: "read", inode: ino)
+                    return
+                }
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 4096)
+                defer { buffer.deallocate() }
+                do {
+                    let count = try fs.filesystem.read(handle, into: buffer, at: Int64(offset))
+                    fuse_reply_buf(req, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), count)
+                } catch {
+                    fs.fail(req, error, op: "read", inode: ino)
+                }
             }
         }
         ops.release = { req, _, fi in

@@ -24,6 +24,9 @@ public final class Download: @unchecked Sendable {
     private var error: ContentError?
     /// Set by `finish`: the file is renamed into place, or `error` is set and the temporary file is gone.
     private var ended = false
+    /// Readers waiting for bytes without holding a thread: resumed when their bytes are stored or the
+    /// download failed (deferred FUSE replies).
+    private var byteWaiters: [(end: Int64, resume: (ContentError?) -> Void)] = []
     let started = Date()
 
     init(key: String, source: ContentSource, temporaryPath: String, finalPath: String, priority: DownloadPriority) {
@@ -70,6 +73,35 @@ public final class Download: @unchecked Sendable {
         }
     }
 
+    /// Calls `resume` once the bytes up to `end` are stored (with nil) or the download failed before they
+    /// arrived (with the error): at once, on this thread, if that is already so; otherwise later, on the
+    /// transfer thread. Nothing blocks meanwhile.
+    public func whenBytesAvailable(upTo end: Int64, _ resume: @escaping (ContentError?) -> Void) {
+        let end = min(end, source.expectedSize)
+        condition.lock()
+        if lifecycle.received >= end || lifecycle.phase == .complete || ended {
+            let failure = lifecycle.received >= end ? nil : error
+            condition.unlock()
+            resume(failure)
+            return
+        }
+        byteWaiters.append((end, resume))
+        condition.unlock()
+    }
+
+    /// The waiters whose bytes are there (or that will never come); called with the lock held.
+    private func takeReadyWaitersLocked() -> [((ContentError?) -> Void, ContentError?)] {
+        guard !byteWaiters.isEmpty else { return [] }
+        let done = ended || lifecycle.phase == .complete
+        var ready: [((ContentError?) -> Void, ContentError?)] = []
+        byteWaiters.removeAll { waiter in
+            if lifecycle.received >= waiter.end { ready.append((waiter.resume, nil)); return true }
+            if done { ready.append((waiter.resume, error)); return true }
+            return false
+        }
+        return ready
+    }
+
     /// Waits for the end, successful or not.
     public func waitUntilFinished() throws -> String {
         condition.lock()
@@ -86,13 +118,23 @@ public final class Download: @unchecked Sendable {
 
     fileprivate func update<T>(_ body: (inout DownloadLifecycle) -> T) -> T {
         condition.lock()
-        defer { condition.broadcast(); condition.unlock() }
-        return body(&lifecycle)
+        let result = body(&lifecycle)
+        let ready = takeReadyWaitersLocked()
+        condition.broadcast()
+        condition.unlock()
+        for (resume, failure) in ready { resume(failure) }
+        return result
     }
 
     fileprivate func finish(_ result: Result<Void, ContentError>) {
         condition.lock()
-        defer { ended = true; condition.broadcast(); condition.unlock() }
+        defer {
+            ended = true
+            let ready = takeReadyWaitersLocked()
+            condition.broadcast()
+            condition.unlock()
+            for (resume, failure) in ready { resume(failure) }
+        }
         switch result {
         case .success:
             if rename(temporaryPath, finalPath) != 0 {

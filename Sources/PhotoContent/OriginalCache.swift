@@ -59,6 +59,13 @@ public final class ContentHandle: @unchecked Sendable {
         self.fd = fd; self.key = key; self.size = size; self.download = download
     }
 
+    /// Calls `resume` when `read(into:at:)` of `count` bytes at `offset` will not wait: at once for a cached
+    /// photo, else when the download has stored them (or failed: then with the error).
+    public func whenReadable(count: Int, at offset: Int64, _ resume: @escaping (ContentError?) -> Void) {
+        guard let download else { return resume(nil) }
+        download.whenBytesAvailable(upTo: offset + Int64(max(0, count)), resume)
+    }
+
     /// Reads up to `buffer.count` bytes at `offset`: fewer only at the end of the photo. Bytes not downloaded
     /// yet are waited for; a download that fails before they arrive throws.
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {

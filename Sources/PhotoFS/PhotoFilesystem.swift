@@ -359,6 +359,20 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
     }
 
+    /// Calls `resume` once a read of `count` bytes at `offset` can be answered without waiting — on this
+    /// thread if the bytes are there, else on the download's thread when they arrive — or with the error
+    /// that ended the download. FUSE threads are therefore never held while a photo downloads.
+    public func whenReadable(_ handle: OpenPhoto, count: Int, at offset: Int64,
+                             _ resume: @escaping (FilesystemError?) -> Void) {
+        handle.content.whenReadable(count: count, at: offset) { [logger] error in
+            guard let error else { return resume(nil) }
+            logger.error("read failed", metadata: ["photo": "\(handle.photoID)", "inode": "\(handle.attributes.inode)",
+                                                    "op": "read", "error": "\(error)"])
+            resume(FilesystemError(error.kind == .noSpace ? .noSpace : .ioFailure, "reading photo \(handle.photoID)",
+                                   underlying: error))
+        }
+    }
+
     public func release(_ handle: OpenPhoto) {
         cache.release(handle.content)
         lock.lock()

@@ -80,6 +80,7 @@ struct DemoCommand: ParsableCommand {
         fflush(stdout)
         let status = session.run()
         filesystem.stopWatchingCatalog()
+        filesystem.cache.saveStatistics()
         print("unmounted \(mountpoint)")
         if status != 0 { throw ExitCode(status) }
     }

@@ -3,16 +3,8 @@ import FlickrOrigin
 import Foundation
 import XCTest
 
-final class BackupTests: XCTestCase {
-    var harness: MountHarness!
-
-    override func setUpWithError() throws {
-        harness = try MountHarness(library: DemoLibrary.make(count: 30, scale: 4))
-        XCTAssertEqual(harness.importLibrary().status, 0)
-        try harness.mount()
-    }
-
-    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
+final class BackupTests: MountedTestCase {
+    override class var originLibrary: OriginLibrary { DemoLibrary.make(count: 30, scale: 4) }
 
     func testSecondRsyncCopiesNothingAndDownloadsNothing() throws {
         let backup = harness.root.appendingPathComponent("backup").path

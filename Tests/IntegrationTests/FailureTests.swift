@@ -5,16 +5,10 @@ import Foundation
 import PhotoCatalog
 import XCTest
 
-final class FailureTests: XCTestCase {
+final class FailureTests: MountedTestCase {
     static let library = DemoLibrary.make(count: 10, scale: 4)
-    var harness: MountHarness!
-
-    override func setUpWithError() throws {
-        harness = try MountHarness(library: FailureTests.library)
-        XCTAssertEqual(harness.importLibrary().status, 0)
-    }
-
-    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
+    override class var originLibrary: OriginLibrary { FailureTests.library }
+    override class var mountsInSetUp: Bool { false }
 
     func file(of photoID: String) throws -> String {
         try XCTUnwrap(harness.files(under: "regions").first { (try? harness.photoID(ofInode: harness.inode(of: $0))) == photoID })

@@ -4,16 +4,10 @@ import FlickrOrigin
 import Foundation
 import XCTest
 
-final class FetchEngineTests: XCTestCase {
+final class FetchEngineTests: MountedTestCase {
     static let library = DemoLibrary.make(count: 18, scale: 1)
-    var harness: MountHarness!
-
-    override func setUpWithError() throws {
-        harness = try MountHarness(library: FetchEngineTests.library)
-        XCTAssertEqual(harness.importLibrary().status, 0)
-    }
-
-    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
+    override class var originLibrary: OriginLibrary { FetchEngineTests.library }
+    override class var mountsInSetUp: Bool { false }
 
     func photo(_ index: Int) -> OriginPhoto { FetchEngineTests.library.photos[index] }
 

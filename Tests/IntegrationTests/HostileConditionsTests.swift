@@ -4,17 +4,13 @@ import FlickrOrigin
 import Foundation
 import XCTest
 
-final class HostileConditionsTests: XCTestCase {
-    var harness: MountHarness!
-
-    override func setUpWithError() throws {
-        harness = try MountHarness(library: DemoLibrary.make(count: 12, scale: 1))
-        XCTAssertEqual(harness.importLibrary().status, 0)
-    }
+final class HostileConditionsTests: MountedTestCase {
+    override class var originLibrary: OriginLibrary { DemoLibrary.make(count: 12, scale: 1) }
+    override class var mountsInSetUp: Bool { false }
 
     override func tearDown() {
         Shell.run("umount", [harness.cacheDirectory]) // the small tmpfs, if a test made one
-        harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0)
+        super.tearDown()
     }
 
     func testALibraryOverwrittenUnderTheMountGivesEIONotACrash() throws {

@@ -3,15 +3,9 @@ import FlickrOrigin
 import Foundation
 import XCTest
 
-final class LifecycleTests: XCTestCase {
-    var harness: MountHarness!
-
-    override func setUpWithError() throws {
-        harness = try MountHarness(library: DemoLibrary.make(count: 8, scale: 4))
-        XCTAssertEqual(harness.importLibrary().status, 0)
-    }
-
-    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
+final class LifecycleTests: MountedTestCase {
+    override class var originLibrary: OriginLibrary { DemoLibrary.make(count: 8, scale: 4) }
+    override class var mountsInSetUp: Bool { false }
 
     func testBackgroundMountReturnsOnceLiveAndFusermountEndsIt() throws {
         let result = harness.photofs(["mount", harness.library, harness.mountpoint, "--cache-dir", harness.cacheDirectory])

@@ -3,18 +3,9 @@ import FlickrOrigin
 import Foundation
 import XCTest
 
-final class MountedTreeTests: XCTestCase {
+final class MountedTreeTests: MountedTestCase {
     static let library = DemoLibrary.make(count: 48, scale: 4)
-    var harness: MountHarness!
-
-    override func setUpWithError() throws {
-        harness = try MountHarness(library: MountedTreeTests.library)
-        let imported = harness.importLibrary()
-        XCTAssertEqual(imported.status, 0, imported.stderr)
-        try harness.mount()
-    }
-
-    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
+    override class var originLibrary: OriginLibrary { MountedTreeTests.library }
 
     func testEveryPhotoAppearsOnceUnderMomentsAndOnceUnderRegions() throws {
         let expected = Set(MountedTreeTests.library.photos.map(\.id))

@@ -3,16 +3,8 @@ import FlickrOrigin
 import Foundation
 import XCTest
 
-final class ReadOnlyTests: XCTestCase {
-    var harness: MountHarness!
-
-    override func setUpWithError() throws {
-        harness = try MountHarness(library: DemoLibrary.make(count: 12, scale: 4))
-        XCTAssertEqual(harness.importLibrary().status, 0)
-        try harness.mount()
-    }
-
-    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
+final class ReadOnlyTests: MountedTestCase {
+    override class var originLibrary: OriginLibrary { DemoLibrary.make(count: 12, scale: 4) }
 
     func testWritesFailWithEROFS() throws {
         let file = try XCTUnwrap(harness.files(under: "regions").first)

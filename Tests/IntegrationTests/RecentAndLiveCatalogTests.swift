@@ -4,16 +4,8 @@ import FlickrOrigin
 import Foundation
 import XCTest
 
-final class RecentAndLiveCatalogTests: XCTestCase {
-    var harness: MountHarness!
-
-    override func setUpWithError() throws {
-        harness = try MountHarness(library: DemoLibrary.make(count: 20, scale: 4))
-        XCTAssertEqual(harness.importLibrary().status, 0)
-        try harness.mount()
-    }
-
-    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
+final class RecentAndLiveCatalogTests: MountedTestCase {
+    override class var originLibrary: OriginLibrary { DemoLibrary.make(count: 20, scale: 4) }
 
     func eventually(_ timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
