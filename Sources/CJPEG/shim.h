@@ -117,4 +117,26 @@ static inline int photofs_jpeg_decode(const unsigned char *data, unsigned long s
     jpeg_destroy_decompress(&cinfo);
     return 0;
 }
+/* Reads only the header: dimensions, without decoding a pixel (to pick a DCT scale or refuse a bomb). */
+static inline int photofs_jpeg_read_size(const unsigned char *data, unsigned long size, int *width, int *height,
+                                         char *error, size_t error_size) {
+    struct jpeg_decompress_struct cinfo;
+    struct photofs_jpeg_error jerr;
+    memset(&cinfo, 0, sizeof cinfo);
+    cinfo.err = jpeg_std_error(&jerr.manager);
+    jerr.manager.error_exit = photofs_jpeg_error_exit;
+    jerr.manager.output_message = photofs_jpeg_output_message;
+    if (setjmp(jerr.jump)) {
+        photofs_jpeg_copy_error(jerr.message, error, error_size);
+        jpeg_destroy_decompress(&cinfo);
+        return -1;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, data, size);
+    jpeg_read_header(&cinfo, TRUE);
+    *width = (int)cinfo.image_width;
+    *height = (int)cinfo.image_height;
+    jpeg_destroy_decompress(&cinfo);
+    return 0;
+}
 #endif

@@ -56,6 +56,19 @@ public enum ImageCodec {
                           pixels: Array(UnsafeBufferPointer(start: pixels, count: count)))
     }
 
+    /// A JPEG's dimensions from its header alone.
+    public static func jpegSize(_ data: Data) throws -> (width: Int, height: Int) {
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var message = [CChar](repeating: 0, count: 256)
+        let status = data.withUnsafeBytes { bytes in
+            photofs_jpeg_read_size(bytes.bindMemory(to: UInt8.self).baseAddress, UInt(bytes.count), &width, &height,
+                                   &message, message.count)
+        }
+        guard status == 0 else { throw ImageCodecError(message: "not a decodable JPEG: \(String(cString: message))") }
+        return (Int(width), Int(height))
+    }
+
     public static func encodePNG(_ image: PixelImage) throws -> Data {
         var png = png_image()
         png.version = UInt32(PNG_IMAGE_VERSION)
