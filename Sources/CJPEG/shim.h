@@ -23,6 +23,15 @@ static void photofs_jpeg_error_exit(j_common_ptr cinfo) {
 /* Silence libjpeg's warnings on stderr (a corrupt-data warning still yields an image; callers decide). */
 static void photofs_jpeg_output_message(j_common_ptr cinfo) { (void)cinfo; }
 
+/* Routes libjpeg's errors to photofs_jpeg_error_exit (longjmp back to the caller's setjmp) and silences
+   its warnings. The setjmp itself must stay in each calling function: its frame has to be live. */
+static inline struct jpeg_error_mgr *photofs_jpeg_errors(struct photofs_jpeg_error *jerr) {
+    struct jpeg_error_mgr *manager = jpeg_std_error(&jerr->manager);
+    manager->error_exit = photofs_jpeg_error_exit;
+    manager->output_message = photofs_jpeg_output_message;
+    return manager;
+}
+
 static inline void photofs_jpeg_copy_error(const char *message, char *error, size_t error_size) {
     if (error != NULL && error_size > 0) {
         strncpy(error, message, error_size - 1);
@@ -40,9 +49,7 @@ static inline int photofs_jpeg_encode(const unsigned char *pixels, int width, in
     memset(&cinfo, 0, sizeof cinfo);
     *out = NULL;
     *out_size = 0;
-    cinfo.err = jpeg_std_error(&jerr.manager);
-    jerr.manager.error_exit = photofs_jpeg_error_exit;
-    jerr.manager.output_message = photofs_jpeg_output_message;
+    cinfo.err = photofs_jpeg_errors(&jerr);
     if (setjmp(jerr.jump)) {
         photofs_jpeg_copy_error(jerr.message, error, error_size);
         jpeg_destroy_compress(&cinfo);
@@ -78,9 +85,7 @@ static inline int photofs_jpeg_decode(const unsigned char *data, unsigned long s
     struct photofs_jpeg_error jerr;
     memset(&cinfo, 0, sizeof cinfo);
     *pixels = NULL;
-    cinfo.err = jpeg_std_error(&jerr.manager);
-    jerr.manager.error_exit = photofs_jpeg_error_exit;
-    jerr.manager.output_message = photofs_jpeg_output_message;
+    cinfo.err = photofs_jpeg_errors(&jerr);
     if (setjmp(jerr.jump)) {
         photofs_jpeg_copy_error(jerr.message, error, error_size);
         jpeg_destroy_decompress(&cinfo);
@@ -123,9 +128,7 @@ static inline int photofs_jpeg_read_size(const unsigned char *data, unsigned lon
     struct jpeg_decompress_struct cinfo;
     struct photofs_jpeg_error jerr;
     memset(&cinfo, 0, sizeof cinfo);
-    cinfo.err = jpeg_std_error(&jerr.manager);
-    jerr.manager.error_exit = photofs_jpeg_error_exit;
-    jerr.manager.output_message = photofs_jpeg_output_message;
+    cinfo.err = photofs_jpeg_errors(&jerr);
     if (setjmp(jerr.jump)) {
         photofs_jpeg_copy_error(jerr.message, error, error_size);
         jpeg_destroy_decompress(&cinfo);
