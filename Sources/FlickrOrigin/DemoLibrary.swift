@@ -127,8 +127,8 @@ public enum DemoLibrary {
         let phase = Double(random.next() % 1000) / 100
         let channels = png ? 4 : 3
         var pixels = [UInt8](repeating: 0, count: width * height * channels)
+        let horizon = Double(height) * (0.6 + 0.1 * sin(phase))
         for y in 0..<height {
-            let horizon = Double(height) * (0.6 + 0.1 * sin(phase + Double(y) * 0.0))
             for x in 0..<width {
                 let hill = horizon + 18 * sin(Double(x) / 37 + phase) + 9 * sin(Double(x) / 11)
                 var r, g, b: Double

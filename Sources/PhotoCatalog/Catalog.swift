@@ -159,9 +159,14 @@ public final class Catalog: @unchecked Sendable {
         try read { db in try Int64.fetchOne(db, sql: "SELECT max(moment_at) FROM photo WHERE available") ?? 0 }
     }
 
-    /// Sum of the sizes of every available photo (what `df` shows as used).
-    public func totalAvailableBytes() throws -> Int64 {
-        try read { db in try Int64.fetchOne(db, sql: "SELECT CAST(total(byte_size) AS INTEGER) FROM photo WHERE available") ?? 0 }
+    /// Bytes and number of every available photo (what `df` shows), in one scan.
+    public func availableTotals() throws -> (bytes: Int64, files: Int64) {
+        try read { db in
+            let row = try Row.fetchOne(db, sql: """
+                SELECT CAST(total(byte_size) AS INTEGER), count(*) FROM photo WHERE available
+                """)
+            return (row?[0] ?? 0, row?[1] ?? 0)
+        }
     }
 
     // MARK: - Writes

@@ -276,12 +276,20 @@ public final class PhotoFilesystem: @unchecked Sendable {
         TreeBuilder.photos(photos, in: node, style: style) { _ in 2 }
     }
 
-    /// An entry's attributes as of now: a photo's link count includes its name in /recent.
+    /// An entry's attributes as of now: a photo's link count includes its name in /recent, and the three
+    /// top directories are described by their own listings (the root's entries would otherwise show
+    /// /regions with 2 links and /recent with the newest photo of all, where `stat` says otherwise).
     public func current(_ attributes: NodeAttributes) throws -> NodeAttributes {
-        guard case .photo(let seq) = attributes.node else { return attributes }
-        var updated = attributes
-        updated.linkCount = try linkCount(of: seq)
-        return updated
+        switch attributes.node {
+        case .photo(let seq):
+            var updated = attributes
+            updated.linkCount = try linkCount(of: seq)
+            return updated
+        case .regions, .moments, .recent:
+            return try listing(of: attributes.node).attributes
+        default:
+            return attributes
+        }
     }
 
     private func photoRow(_ seq: Int64) throws -> PhotoRecord? {
@@ -408,9 +416,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     /// Totals for `df`: the bytes and number of photos the mount shows.
     public func usage() -> (bytes: Int64, files: Int64) {
-        let regions = (try? catalog.regions()) ?? []
-        let photos = Int64(regions.reduce(0) { $0 + $1.photoCount })
-        return ((try? catalog.totalAvailableBytes()) ?? 0, photos)
+        (try? catalog.availableTotals()) ?? (0, 0)
     }
 
     /// Batches opens: writing each one (a SQLite transaction with an fsync) cost a third of the time of

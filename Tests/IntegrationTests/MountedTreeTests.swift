@@ -73,6 +73,10 @@ final class MountedTreeTests: MountedTestCase {
                                        "+%Y-%m-%d %H.%M.%S"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertTrue(name.hasPrefix(stamp), "\(name) vs \(stamp)")
         XCTAssertEqual(Shell.run("stat", ["-c", "%a", harness.path("regions")]).text, "555\n")
+        // Listing the root first (readdirplus fills the kernel's attributes) must not change what stat says.
+        Shell.run("ls", ["-la", harness.mountpoint])
+        XCTAssertEqual(Shell.run("stat", ["-c", "%h", harness.path("regions")]).text, "8\n", "2 + 6 regions")
+        XCTAssertEqual(Shell.run("stat", ["-c", "%h", harness.path("moments")]).text, "8\n", "2 + 6 years")
         let lsLR = Shell.run("ls", ["-lR", harness.mountpoint])
         XCTAssertEqual(lsLR.status, 0, lsLR.stderr)
         XCTAssertEqual(harness.origin.requestCount(method: "GET"), 0, "listing and stat must not download")
