@@ -9,7 +9,7 @@ public struct ImportOptions: Sendable {
     public static let defaultEndpoint = "https://api.flickr.com/services/rest/"
     /// Every extra the catalog uses; Flickr returns only the extras asked for.
     public static let extras = "description,date_upload,date_taken,owner_name,geo,original_format,"
-        + "url_sq,url_t,url_s,url_q,url_m,url_n,url_z,url_c,url_l,url_h,url_k,url_o"
+        + "url_sq,url_q,url_t,url_s,url_n,url_w,url_m,url_z,url_c,url_l,url_h,url_k,url_3k,url_4k,url_5k,url_6k,url_o"
 
     public var endpoint = ImportOptions.defaultEndpoint
     public var apiKey: String
@@ -142,7 +142,8 @@ public final class FlickrImporter {
                 record.etag = old.etag
                 record.lastModified = old.lastModified
             }
-            imported.append(ImportedPhoto(photo: record, owner: photo.owner, ownerName: photo.ownerName))
+            imported.append(ImportedPhoto(photo: record, owner: photo.owner, ownerName: photo.ownerName,
+                                          renditions: photo.renditions))
         }
         do {
             report.summary = try catalog.applyImport(places: resolutions, photos: imported)

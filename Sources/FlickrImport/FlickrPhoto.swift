@@ -1,5 +1,6 @@
 // One photo of a Flickr photo list, read from its JSON with the import rules for titles, owners and URLs.
 import Foundation
+import PhotoCatalog
 
 struct FlickrPhoto: Equatable {
     var id: String
@@ -15,6 +16,9 @@ struct FlickrPhoto: Equatable {
     var longitude: Double?
     var originalURL: String
     var thumbnailURL: String?
+    /// Every `url_*` that came with its width and height (sized mounts render from the smallest that is big
+    /// enough). A URL without dimensions cannot be chosen by size, so it is not kept.
+    var renditions: [Rendition] = []
 
     /// Size suffixes of Flickr's `url_*` extras, largest first, for when widths are missing.
     static let sizeSuffixes = ["o", "6k", "5k", "4k", "3k", "k", "h", "l", "b", "c", "z", "m", "n", "w", "s", "q", "t", "sq"]
@@ -53,8 +57,12 @@ struct FlickrPhoto: Equatable {
         var candidates: [(url: String, pixels: Int, rank: Int)] = []
         for (rank, suffix) in FlickrPhoto.sizeSuffixes.enumerated() {
             guard let url = FlickrJSON.text(json["url_\(suffix)"]), !url.isEmpty else { continue }
-            let pixels = (FlickrJSON.int(json["width_\(suffix)"]) ?? 0) * (FlickrJSON.int(json["height_\(suffix)"]) ?? 0)
-            candidates.append((url, pixels, rank))
+            let width = FlickrJSON.int(json["width_\(suffix)"]) ?? 0, height = FlickrJSON.int(json["height_\(suffix)"]) ?? 0
+            candidates.append((url, width * height, rank))
+            // 65,535 px is JPEG's limit; anything beyond is a malformed answer, not a size to trust.
+            if (1...65535).contains(width) && (1...65535).contains(height) {
+                renditions.append(Rendition(label: suffix, url: url, width: width, height: height))
+            }
         }
         if let original = FlickrJSON.text(json["url_o"]), !original.isEmpty {
             originalURL = original

@@ -62,6 +62,7 @@ public enum DemoLibrary {
         // Encoding 240 images takes about a second on one core; spread it over the cores.
         var images = [OriginImage?](repeating: nil, count: count)
         var thumbnails = [OriginImage?](repeating: nil, count: count)
+        var mediums = [OriginImage?](repeating: nil, count: count)
         let lock = NSLock()
         DispatchQueue.concurrentPerform(iterations: count) { index in
             let (_, width, height, isPNG, imageSeed) = specs[index]
@@ -69,7 +70,19 @@ public enum DemoLibrary {
             // Flickr's square is 75×75; never larger than the photo itself (tests use tiny photos).
             let side = min(75, width, height)
             let thumbnail = renderImage(width: side, height: side, png: false, seed: imageSeed)
-            lock.lock(); images[index] = image; thumbnails[index] = thumbnail; lock.unlock()
+            // Flickr's "z" rendition (640 px long edge, always JPEG) for photos larger than that, made from
+            // the original so that it shows the same picture.
+            let medium = max(width, height) > 640
+                ? try? VariantRenderer.render(image.data, contentType: image.contentType, spec: .fit(640),
+                                              outputType: "image/jpeg")
+                : nil
+            lock.lock()
+            images[index] = image; thumbnails[index] = thumbnail
+            if let medium {
+                mediums[index] = OriginImage(data: medium.data, contentType: "image/jpeg", width: medium.width,
+                                             height: medium.height)
+            }
+            lock.unlock()
         }
         var photos: [OriginPhoto] = []
         for index in 0..<count {
@@ -93,6 +106,7 @@ public enum DemoLibrary {
                 dateUpload: 1_700_000_000 + Int64(index) * 3600, placeID: place.placeID,
                 latitude: 37.7 + Double(index % 7), longitude: -122.4 + Double(index % 5),
                 hasOriginal: index % 10 != 7, image: images[index]!, thumbnail: thumbnails[index]))
+            if let medium = mediums[index] { photos[photos.count - 1].renditions["z"] = medium }
         }
         return OriginLibrary(photos: photos, places: places)
     }
@@ -146,7 +160,8 @@ public enum DemoLibrary {
                 pixels[offset] = UInt8(max(0, min(255, r + noise)))
                 pixels[offset + 1] = UInt8(max(0, min(255, g + noise)))
                 pixels[offset + 2] = UInt8(max(0, min(255, b + noise)))
-                if png { pixels[offset + 3] = UInt8(x < width / 10 ? 128 : 255) }
+                // Transparency fading towards the top and bottom edges: survives a centre crop of a landscape.
+                if png { pixels[offset + 3] = UInt8(255 - 112 * abs(2 * y - height) / max(1, height)) }
             }
         }
         let image = PixelImage(width: width, height: height, channels: channels, pixels: pixels)

@@ -19,6 +19,8 @@ public struct OriginPhoto: Sendable {
     public var hasOriginal: Bool
     public var image: OriginImage
     public var thumbnail: OriginImage?
+    /// Further sizes by Flickr label ("z" = 640 px long edge...), served as `url_<label>` with their sizes.
+    public var renditions: [String: OriginImage] = [:]
     /// Where the original really is when another server (nginx in `make bench`) serves the bytes.
     public var externalURL: String?
 
@@ -34,6 +36,7 @@ public struct OriginPhoto: Sendable {
     var imageSuffix: String { hasOriginal ? "o" : "l" }
     var imagePath: String { "/photos/\(id)_\(imageSuffix).\(image.fileExtension)" }
     var thumbnailPath: String { "/photos/\(id)_sq.jpg" }
+    public func renditionPath(_ label: String) -> String { "/photos/\(id)_\(label).jpg" }
 }
 
 public struct OriginImage: Sendable {
@@ -159,6 +162,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
         for photo in library.photos {
             images[photo.imagePath] = photo.image
             if let thumbnail = photo.thumbnail { images[photo.thumbnailPath] = thumbnail }
+            for (label, image) in photo.renditions { images[photo.renditionPath(label)] = image }
         }
     }
 
@@ -246,6 +250,11 @@ public final class FlickrOriginServer: @unchecked Sendable {
             item["url_sq"] = host + photo.thumbnailPath
             item["width_sq"] = thumbnail.width
             item["height_sq"] = thumbnail.height
+        }
+        for (label, image) in photo.renditions where extras.contains("url_\(label)") {
+            item["url_\(label)"] = host + photo.renditionPath(label)
+            item["width_\(label)"] = image.width
+            item["height_\(label)"] = image.height
         }
         let suffix = photo.imageSuffix
         if extras.contains("url_\(suffix)") {

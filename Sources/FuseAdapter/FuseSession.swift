@@ -344,6 +344,7 @@ public final class FuseSession: @unchecked Sendable {
         while index < total {
             let name: String
             var attributes: NodeAttributes
+            var attributesKnown = true
             if index == 0 {
                 name = "."
                 attributes = listing.attributes
@@ -353,11 +354,29 @@ public final class FuseSession: @unchecked Sendable {
             } else {
                 let entry = listing.entries[index - 2]
                 name = entry.name
-                attributes = (try? filesystem.current(entry.attributes)) ?? entry.attributes
+                attributes = entry.attributes
+                if plus {
+                    // A variant not rendered yet has no size to give: the entry goes without attributes.
+                    switch Result(catching: { try filesystem.currentIfKnown(entry.attributes) }) {
+                    case .success(let known?): attributes = known
+                    case .success(nil): attributesKnown = false
+                    case .failure: break
+                    }
+                } else {
+                    attributes = (try? filesystem.current(entry.attributes)) ?? entry.attributes
+                }
             }
             let needed: Int
             if plus {
                 var param = entry(attributes)
+                if !attributesKnown {
+                    // Node id 0 in a readdirplus entry means "no attributes here", not "no such file" (the
+                    // kernel's fuse_direntplus_link skips it); the name, inode number and type still list,
+                    // and the kernel sends a lookup when someone stats the file.
+                    param.ino = 0
+                    param.attr_timeout = 0
+                    param.entry_timeout = 0
+                }
                 needed = fuse_add_direntry_plus(req, buffer + used, size - used, name, &param, off_t(index + 1))
             } else {
                 var st = fill(attributes)

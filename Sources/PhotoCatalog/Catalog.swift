@@ -236,8 +236,9 @@ public final class Catalog: @unchecked Sendable {
                 let existed = try Bool.fetchOne(db, sql: "SELECT 1 FROM photo WHERE id = ?", arguments: [photo.id]) ?? false
                 let before = db.totalChangesCount
                 try Catalog.upsert(photo, db)
+                let renditionsChanged = try Catalog.replaceRenditions(of: photo.id, with: imported.renditions, db)
                 if !existed { summary.added += 1 }
-                else if db.totalChangesCount != before { summary.updated += 1 }
+                else if db.totalChangesCount != before || renditionsChanged { summary.updated += 1 }
                 else { summary.unchanged += 1 }
             }
             try Catalog.recountRegions(db)
@@ -256,7 +257,95 @@ public final class Catalog: @unchecked Sendable {
         }
     }
 
+    // MARK: - Renditions and variants
+
+    /// Every size the origin offers for a photo, smallest first.
+    public func renditions(seq: Int64) throws -> [Rendition] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT label, url, width, height FROM rendition WHERE photo_seq = ?",
+                             arguments: [seq]).map {
+                Rendition(label: $0[0], url: $0[1], width: $0[2], height: $0[3])
+            }.sorted { ($0.width * $0.height, $0.label) < ($1.width * $1.height, $1.label) }
+        }
+    }
+
+    /// Sizes of every variant rendered at `spec`, by photo seq: one query when a sized mount starts listing.
+    public func variantSizes(spec: String) throws -> [Int64: Int64] {
+        try read { db in
+            var sizes: [Int64: Int64] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT photo_seq, byte_size FROM variant WHERE spec = ?",
+                                           arguments: [spec])
+            while let row = try rows.next() { sizes[row[0]] = row[1] }
+            return sizes
+        }
+    }
+
+    public func variant(seq: Int64, spec: String) throws -> VariantRecord? {
+        try read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT source_url, byte_size, width, height, content_type, unchanged FROM variant
+                WHERE spec = ? AND photo_seq = ?
+                """, arguments: [spec, seq]).map {
+                VariantRecord(seq: seq, spec: spec, sourceURL: $0[0], byteSize: $0[1], width: $0[2], height: $0[3],
+                              contentType: $0[4], unchanged: $0[5])
+            }
+        }
+    }
+
+    /// A square thumbnail's bytes, kept in the catalog.
+    public func thumbnail(seq: Int64, spec: String) throws -> Data? {
+        try read { db in
+            try Data.fetchOne(db, sql: "SELECT data FROM thumbnail WHERE photo_seq = ? AND spec = ?", arguments: [seq, spec])
+        }
+    }
+
+    /// Records rendered variants in one transaction (with the thumbnail bytes for those that have them).
+    /// Does not move the change counters: a variant is derived data that every mount of the same size would
+    /// render identically, so no listing needs rebuilding. A photo deleted meanwhile is skipped.
+    public func saveVariants(_ variants: [(record: VariantRecord, thumbnail: Data?)]) throws {
+        guard !variants.isEmpty else { return }
+        try write { db in
+            for (record, thumbnail) in variants {
+                guard try Bool.fetchOne(db, sql: "SELECT 1 FROM photo WHERE seq = ?", arguments: [record.seq]) == true
+                else { continue }
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO variant(spec, photo_seq, source_url, byte_size, width, height, content_type,
+                                                   unchanged)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [record.spec, record.seq, record.sourceURL, record.byteSize, record.width,
+                                     record.height, record.contentType, record.unchanged])
+                if let thumbnail {
+                    try db.execute(sql: "INSERT OR REPLACE INTO thumbnail(photo_seq, spec, data) VALUES (?, ?, ?)",
+                                   arguments: [record.seq, record.spec, thumbnail])
+                }
+            }
+        }
+    }
+
     // MARK: - Internals
+
+    /// Replaces a photo's renditions when they differ from the stored ones; then its variants, made from the
+    /// old set, are dropped too (a re-render might pick another source and come out a different size).
+    private static func replaceRenditions(of photoID: String, with renditions: [Rendition], _ db: Database) throws -> Bool {
+        guard let seq = try Int64.fetchOne(db, sql: "SELECT seq FROM photo WHERE id = ?", arguments: [photoID]) else {
+            return false
+        }
+        let stored = Set(try Row.fetchAll(db, sql: "SELECT label, url, width, height FROM rendition WHERE photo_seq = ?",
+                                          arguments: [seq]).map {
+            Rendition(label: $0[0], url: $0[1], width: $0[2], height: $0[3])
+        })
+        guard stored != Set(renditions) else { return false }
+        try db.execute(sql: "DELETE FROM rendition WHERE photo_seq = ?", arguments: [seq])
+        for rendition in renditions {
+            try db.execute(sql: "INSERT OR REPLACE INTO rendition(photo_seq, label, url, width, height) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [seq, rendition.label, rendition.url, rendition.width, rendition.height])
+        }
+        if !stored.isEmpty {
+            try db.execute(sql: "DELETE FROM variant WHERE photo_seq = ?", arguments: [seq])
+            try db.execute(sql: "DELETE FROM thumbnail WHERE photo_seq = ?", arguments: [seq])
+        }
+        return true
+    }
 
     /// Photos of a query selecting `PhotoRecord.columns`, through a cursor: rows are decoded in place, not
     /// copied first.

@@ -128,8 +128,45 @@ public struct ImportedPhoto: Equatable, Sendable {
     public var photo: PhotoRecord
     public var owner: String
     public var ownerName: String
-    public init(photo: PhotoRecord, owner: String, ownerName: String) {
-        self.photo = photo; self.owner = owner; self.ownerName = ownerName
+    /// Every size Flickr offers for the photo (its `url_*` extras with width and height).
+    public var renditions: [Rendition]
+    public init(photo: PhotoRecord, owner: String, ownerName: String, renditions: [Rendition] = []) {
+        self.photo = photo; self.owner = owner; self.ownerName = ownerName; self.renditions = renditions
+    }
+}
+
+/// One size of a photo the origin serves: Flickr's `url_<label>` with `width_<label>` × `height_<label>`.
+public struct Rendition: Equatable, Hashable, Sendable {
+    /// Flickr's size suffix: "sq" (75×75 crop), "q" (150×150 crop), "t", "s", "n", "w", "m", "z", "c", "l",
+    /// "h", "k", "3k", "4k", "5k", "6k", "o".
+    public var label: String
+    public var url: String
+    public var width: Int
+    public var height: Int
+    public init(label: String, url: String, width: Int, height: Int) {
+        self.label = label; self.url = url; self.width = width; self.height = height
+    }
+    /// Flickr's square renditions are centre crops, fit only for square variants.
+    public var isSquareCrop: Bool { label == "sq" || label == "q" }
+}
+
+/// A rendered variant of one photo at one `--size` (the catalog keeps its size so listings need no render).
+public struct VariantRecord: Equatable, Sendable {
+    public var seq: Int64
+    /// "fit:1024" or "square:256".
+    public var spec: String
+    /// The rendition (or original) the pixels came from: a re-render after eviction uses the same one.
+    public var sourceURL: String
+    public var byteSize: Int64
+    public var width: Int
+    public var height: Int
+    public var contentType: String
+    /// The source's bytes are served as they are (a photo already small enough).
+    public var unchanged: Bool
+    public init(seq: Int64, spec: String, sourceURL: String, byteSize: Int64, width: Int, height: Int,
+                contentType: String, unchanged: Bool) {
+        self.seq = seq; self.spec = spec; self.sourceURL = sourceURL; self.byteSize = byteSize
+        self.width = width; self.height = height; self.contentType = contentType; self.unchanged = unchanged
     }
 }
 

@@ -1,4 +1,7 @@
 // The catalog's SQLite schema as versioned GRDB migrations; docs/catalog.md describes the same tables.
+// v2 adds what sized mounts need: every Flickr rendition (url_* with its size), the size of each rendered
+// variant (so `ls -l` and remounts know it without rendering), and square thumbnails themselves (as the
+// MVCNetworking sample keeps thumbnails in its store). A changed original drops its variants (trigger).
 import GRDB
 
 enum Schema {
@@ -60,6 +63,44 @@ enum Schema {
                     recent_generation INTEGER NOT NULL
                 );
                 INSERT INTO library_state VALUES (1, 1, 1);
+                """)
+        }
+        migrator.registerMigration("v2: renditions, variants, thumbnails") { db in
+            try db.execute(sql: """
+                CREATE TABLE rendition (
+                    photo_seq INTEGER NOT NULL REFERENCES photo(seq) ON DELETE CASCADE,
+                    label TEXT NOT NULL,
+                    url TEXT NOT NULL,
+                    width INTEGER NOT NULL,
+                    height INTEGER NOT NULL,
+                    PRIMARY KEY (photo_seq, label)
+                ) WITHOUT ROWID;
+                CREATE TABLE variant (
+                    spec TEXT NOT NULL,
+                    photo_seq INTEGER NOT NULL REFERENCES photo(seq) ON DELETE CASCADE,
+                    source_url TEXT NOT NULL,
+                    byte_size INTEGER NOT NULL,
+                    width INTEGER NOT NULL,
+                    height INTEGER NOT NULL,
+                    content_type TEXT NOT NULL,
+                    unchanged INTEGER NOT NULL,
+                    PRIMARY KEY (spec, photo_seq)
+                ) WITHOUT ROWID;
+                CREATE INDEX variant_by_photo ON variant(photo_seq);
+                CREATE TABLE thumbnail (
+                    photo_seq INTEGER NOT NULL REFERENCES photo(seq) ON DELETE CASCADE,
+                    spec TEXT NOT NULL,
+                    data BLOB NOT NULL,
+                    PRIMARY KEY (photo_seq, spec)
+                );
+                CREATE TRIGGER variants_follow_the_original
+                AFTER UPDATE OF original_url, byte_size, content_type, etag ON photo
+                WHEN OLD.original_url IS NOT NEW.original_url OR OLD.byte_size IS NOT NEW.byte_size
+                     OR OLD.content_type IS NOT NEW.content_type OR OLD.etag IS NOT NEW.etag
+                BEGIN
+                    DELETE FROM variant WHERE photo_seq = NEW.seq;
+                    DELETE FROM thumbnail WHERE photo_seq = NEW.seq;
+                END;
                 """)
         }
         return migrator

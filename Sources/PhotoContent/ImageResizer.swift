@@ -14,55 +14,114 @@ public enum ImageResizer {
 
     /// Reduces an image to `width`×`height` by area averaging: every output pixel is the mean of the input
     /// area it covers, partial pixels weighted by their coverage (no aliasing, no ringing; deterministic).
-    /// Two separable passes, horizontal then vertical, in Float.
+    /// Two separable passes, horizontal then vertical, in Float. With an alpha channel (2 or 4 channels) the
+    /// colours are weighted by alpha, so fully transparent pixels (often black or garbage) do not bleed into
+    /// the visible edge.
     public static func reduce(_ image: PixelImage, width: Int, height: Int) -> PixelImage {
         precondition(width > 0 && height > 0 && width <= image.width && height <= image.height, "reduce only shrinks")
         if width == image.width && height == image.height { return image }
         let channels = image.channels
-        let horizontal = weights(from: image.width, to: width)
-        let vertical = weights(from: image.height, to: height)
-        // Pass 1: rows of the source → rows of `width` pixels.
-        var rows = [Float](repeating: 0, count: image.height * width * channels)
+        let hasAlpha = channels == 2 || channels == 4
+        let horizontal = Taps(from: image.width, to: width)
+        let vertical = Taps(from: image.height, to: height)
+        // Pass 1: each source row → `width` pixels (premultiplied by alpha when there is one).
+        let rowLength = width * channels
+        var rows = [Float](repeating: 0, count: image.height * rowLength)
         image.pixels.withUnsafeBufferPointer { source in
-            for y in 0..<image.height {
-                let sourceRow = y * image.width * channels
-                let targetRow = y * width * channels
-                for (x, taps) in horizontal.enumerated() {
-                    for c in 0..<channels {
-                        var sum: Float = 0
-                        for (index, weight) in taps { sum += Float(source[sourceRow + index * channels + c]) * weight }
-                        rows[targetRow + x * channels + c] = sum
+            rows.withUnsafeMutableBufferPointer { rows in
+                horizontal.starts.withUnsafeBufferPointer { starts in
+                    horizontal.weights.withUnsafeBufferPointer { weights in
+                        var sums = [Float](repeating: 0, count: channels)
+                        for y in 0..<image.height {
+                            let sourceRow = y * image.width * channels
+                            let targetRow = y * rowLength
+                            for x in 0..<width {
+                                for c in 0..<channels { sums[c] = 0 }
+                                let first = starts[x], count = starts[x + width]
+                                for tap in 0..<count {
+                                    let weight = weights[horizontal.weightOffset(x) + tap]
+                                    let at = sourceRow + (first + tap) * channels
+                                    if hasAlpha {
+                                        let alpha = Float(source[at + channels - 1]) * weight
+                                        for c in 0..<channels - 1 { sums[c] += Float(source[at + c]) * alpha }
+                                        sums[channels - 1] += alpha
+                                    } else {
+                                        for c in 0..<channels { sums[c] += Float(source[at + c]) * weight }
+                                    }
+                                }
+                                for c in 0..<channels { rows[targetRow + x * channels + c] = sums[c] }
+                            }
+                        }
                     }
                 }
             }
         }
-        // Pass 2: columns.
+        // Pass 2: columns, then back to 8 bits (un-premultiplied).
         var output = [UInt8](repeating: 0, count: width * height * channels)
-        for (y, taps) in vertical.enumerated() {
-            for x in 0..<width {
-                for c in 0..<channels {
-                    var sum: Float = 0
-                    for (index, weight) in taps { sum += rows[(index * width + x) * channels + c] * weight }
-                    output[(y * width + x) * channels + c] = UInt8(max(0, min(255, (sum).rounded())))
+        rows.withUnsafeBufferPointer { rows in
+            output.withUnsafeMutableBufferPointer { output in
+                var line = [Float](repeating: 0, count: rowLength)
+                for y in 0..<height {
+                    for i in 0..<rowLength { line[i] = 0 }
+                    let first = vertical.starts[y], count = vertical.starts[y + height]
+                    for tap in 0..<count {
+                        let weight = vertical.weights[vertical.weightOffset(y) + tap]
+                        let sourceRow = (first + tap) * rowLength
+                        for i in 0..<rowLength { line[i] += rows[sourceRow + i] * weight }
+                    }
+                    let targetRow = y * rowLength
+                    if hasAlpha {
+                        for x in 0..<width {
+                            let base = x * channels
+                            let alpha = line[base + channels - 1]
+                            for c in 0..<channels - 1 {
+                                output[targetRow + base + c] = alpha > 0 ? clamp(line[base + c] / alpha) : 0
+                            }
+                            output[targetRow + base + channels - 1] = clamp(alpha)
+                        }
+                    } else {
+                        for i in 0..<rowLength { output[targetRow + i] = clamp(line[i]) }
+                    }
                 }
             }
         }
         return PixelImage(width: width, height: height, channels: channels, pixels: output)
     }
 
-    /// For each output index, the input indices it covers and their weights (summing to 1).
-    static func weights(from source: Int, to target: Int) -> [[(Int, Float)]] {
-        let scale = Double(source) / Double(target)
-        return (0..<target).map { index in
-            let start = Double(index) * scale, end = Double(index + 1) * scale
-            var taps: [(Int, Float)] = []
-            var position = Int(start.rounded(.down))
-            while Double(position) < end && position < source {
-                let covered = min(end, Double(position + 1)) - max(start, Double(position))
-                if covered > 1e-9 { taps.append((position, Float(covered / scale))) }
-                position += 1
+    @inline(__always) private static func clamp(_ value: Float) -> UInt8 {
+        UInt8(max(0, min(255, value.rounded())))
+    }
+
+    /// For each output index, the run of input indices it covers and their weights (summing to 1), flat:
+    /// `starts[i]` is the first input index of output i, `starts[target + i]` how many taps it has.
+    struct Taps {
+        var starts: [Int]
+        var weights: [Float]
+        var offsets: [Int]
+        func weightOffset(_ index: Int) -> Int { offsets[index] }
+
+        init(from source: Int, to target: Int) {
+            let scale = Double(source) / Double(target)
+            var firsts = [Int](), counts = [Int]()
+            weights = []
+            offsets = []
+            for index in 0..<target {
+                let start = Double(index) * scale, end = Double(index + 1) * scale
+                var position = Int(start.rounded(.down))
+                offsets.append(weights.count)
+                firsts.append(position)
+                var count = 0
+                while Double(position) < end && position < source {
+                    let covered = min(end, Double(position + 1)) - max(start, Double(position))
+                    // A sliver under 1e-9 of a pixel is rounding noise; it still gets a slot (weight 0) so
+                    // the taps stay one contiguous run.
+                    weights.append(Float(max(0, covered) / scale))
+                    count += 1
+                    position += 1
+                }
+                counts.append(count)
             }
-            return taps
+            starts = firsts + counts
         }
     }
 

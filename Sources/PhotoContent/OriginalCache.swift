@@ -31,6 +31,9 @@ public struct ContentError: Error, CustomStringConvertible, Sendable {
     public var kind: Kind
     public var photoID: String
     public var url: String
+    public init(kind: Kind, photoID: String, url: String) {
+        self.kind = kind; self.photoID = photoID; self.url = url
+    }
 
     public var description: String {
         let what: String
@@ -226,6 +229,51 @@ public final class OriginalCache: @unchecked Sendable {
         return try startDownload(source, key: key, priority: .user).waitUntilFinished()
     }
 
+    /// Keeps bytes made here (a rendered variant) under `key`, written to a temporary file and renamed into
+    /// place like a download, and counted against the same bound: variants and originals share one LRU.
+    public func store(_ data: Data, key: String) throws {
+        let partPath = temporaryPath + "/\(key).\(UInt32.random(in: 0...UInt32.max)).part"
+        let failure = data.withUnsafeBytes { bytes -> Int32? in
+            let fd = Glibc.open(partPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { return errno }
+            defer { close(fd) }
+            var written = 0
+            while written < bytes.count {
+                let count = write(fd, bytes.baseAddress! + written, bytes.count - written)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return count < 0 ? errno : EIO }
+                written += count
+            }
+            return nil
+        }
+        if let failure {
+            unlink(partPath)
+            throw ContentError(kind: failure == ENOSPC || failure == EDQUOT ? .noSpace : .localIO(String(cString: strerror(failure))),
+                               photoID: key, url: "")
+        }
+        guard rename(partPath, objectsPath + "/" + key) == 0 else {
+            let message = String(cString: strerror(errno))
+            unlink(partPath)
+            throw ContentError(kind: .localIO(message), photoID: key, url: "")
+        }
+        lock.lock()
+        if let old = entries[key] { totalBytes -= old.size }
+        entries[key] = (Int64(data.count), Date())
+        totalBytes += Int64(data.count)
+        evictLocked()
+        lock.unlock()
+    }
+
+    /// Bytes stored with `store`, or nil; a use that moves the file up the LRU order.
+    public func storedData(key: String) -> Data? {
+        guard let data = FileManager.default.contents(atPath: objectsPath + "/" + key) else { return nil }
+        lock.lock()
+        let known = entries[key] != nil
+        lock.unlock()
+        if known { noteUse(key) }
+        return data
+    }
+
     public var currentStatistics: CacheStatistics { lock.lock(); defer { lock.unlock() }; return statistics }
     public var currentBytes: Int64 { lock.lock(); defer { lock.unlock() }; return totalBytes }
 
@@ -252,6 +300,12 @@ public final class OriginalCache: @unchecked Sendable {
         lock.lock()
         openCounts[key, default: 0] += 1
         if hit { statistics.hits += 1 } else { statistics.misses += 1 }
+        lock.unlock()
+        noteUse(key)
+    }
+
+    private func noteUse(_ key: String) {
+        lock.lock()
         let now = Date()
         var touch = false
         if let entry = entries[key] {

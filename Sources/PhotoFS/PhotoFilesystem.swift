@@ -16,21 +16,26 @@ public struct FilesystemOptions: Sendable {
     /// Photos after the opened one, in its directory's listing order, downloaded ahead at low priority
     /// (PhotoKit's caching image manager does the same for the cells about to scroll into view). 0 = off.
     public var prefetchCount = 3
+    /// What each photo is shown as: nil for the original bytes, else a smaller variant (`--size`).
+    public var variant: VariantSpec?
+    public var renderOptions = RenderOptions()
     public var uid = getuid()
     public var gid = getgid()
     public init() {}
 }
 
-/// An open photo: a descriptor of its complete cached bytes. Cached files are never modified in place
-/// (a changed photo gets a new cache file), so an open file keeps its bytes whatever happens to the catalog.
+/// An open photo: a descriptor of its cached bytes (complete or still arriving), or a rendered variant held
+/// in memory. Cached files are never modified in place (a changed photo gets a new cache file), so an open
+/// file keeps its bytes whatever happens to the catalog.
 public final class OpenPhoto: @unchecked Sendable {
-    public let content: ContentHandle
+    public let content: ContentHandle?
+    public let variantBytes: Data?
     public let photoID: String
     /// The attributes at open time: what fstat on this handle keeps answering, even after the photo
     /// changed or left the catalog (the kernel asks before reads; an ENOENT there would fail the read).
     public let attributes: NodeAttributes
-    init(content: ContentHandle, photoID: String, attributes: NodeAttributes) {
-        self.content = content; self.photoID = photoID; self.attributes = attributes
+    init(content: ContentHandle?, variantBytes: Data? = nil, photoID: String, attributes: NodeAttributes) {
+        self.content = content; self.variantBytes = variantBytes; self.photoID = photoID; self.attributes = attributes
     }
 }
 
@@ -68,12 +73,22 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private var photoRows: [Int64: PhotoRecord] = [:]
     /// Told what to drop from the kernel's caches after a catalog change (the FUSE adapter's notify calls).
     public var invalidate: (([KernelInvalidation]) -> Void)?
+    /// Renders and keeps variants when the mount shows a `--size` other than the originals.
+    public let variants: VariantProducer?
+    /// Listings whose photos were queued for rendering (once each until the catalog changes).
+    private var listingsQueuedForRender: Set<Node> = []
 
-    public init(catalog: Catalog, cache: OriginalCache, options: FilesystemOptions, logger: Logger) {
+    /// `http` fetches the smaller renditions variants are rendered from (originals come through `cache`).
+    public init(catalog: Catalog, cache: OriginalCache, http: HTTPClient? = nil, options: FilesystemOptions,
+                logger: Logger) {
         self.catalog = catalog
         self.cache = cache
         self.options = options
         self.logger = logger
+        variants = options.variant.map {
+            VariantProducer(spec: $0, catalog: catalog, cache: cache, http: http ?? HTTPClient(logger: logger),
+                            renderOptions: options.renderOptions, logger: logger)
+        }
         generation = try? catalog.generation()
     }
 
@@ -101,6 +116,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         watching = false
         lock.unlock()
         recentWriter.sync { flushRecentOpens() } // pending opens land before the catalog closes
+        variants?.stop()
     }
 
     private var isWatching: Bool { lock.lock(); defer { lock.unlock() }; return watching }
@@ -114,6 +130,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         if photosChanged {
             listings = [:]
             photoRows = [:]
+            listingsQueuedForRender = []
         } else {
             listings[.recent] = nil
         }
@@ -127,6 +144,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
         // timeouts can be long.
         let changed = photosChanged ? before : before.filter { $0.key == .recent }
         var invalidations: [KernelInvalidation] = []
+        if photosChanged, let variants {
+            // Variants the catalog dropped (their original or renditions changed) may render to other sizes.
+            invalidations += variants.catalogChanged().map { .inode(Node.photo(seq: $0).inode) }
+        }
         for (node, old) in changed {
             let new = try? listing(of: node)
             invalidations += PhotoFilesystem.differences(from: old, to: new)
@@ -181,7 +202,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
                 }
                 throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
             }
-            return TreeBuilder.photoAttributes(photo, linkCount: try linkCount(of: seq))
+            let attributes = TreeBuilder.photoAttributes(photo, linkCount: try linkCount(of: seq))
+            return try sized(attributes, photo: photo, siblings: nil)
         default:
             return try listing(of: node).attributes
         }
@@ -190,10 +212,16 @@ public final class PhotoFilesystem: @unchecked Sendable {
     public func lookup(parent: UInt64, name: String) throws -> NodeAttributes {
         guard let node = Node(inode: parent) else { throw FilesystemError(.notFound, "no inode \(parent)") }
         guard node.isDirectory else { throw FilesystemError(.notADirectory, "inode \(parent) is a photo") }
-        guard let entry = try listing(of: node).entry(named: name) else {
+        let listing = try listing(of: node)
+        guard let entry = listing.entry(named: name) else {
             throw FilesystemError(.notFound, "no \"\(name)\" in inode \(parent)")
         }
-        return try current(entry.attributes)
+        let attributes = try current(entry.attributes)
+        guard variants != nil, case .photo(let seq) = entry.node else { return attributes }
+        guard let photo = try photoRow(seq), photo.isAvailable else {
+            throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
+        }
+        return try sized(attributes, photo: photo, siblings: listing)
     }
 
     /// The parent of a directory, for "..".
@@ -264,7 +292,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
             lock.lock()
             recentSeqs = seqs
             lock.unlock()
-            return TreeBuilder.photos(photos, in: .recent, style: .title) { _ in 3 }
+            return TreeBuilder.photos(photos, in: .recent, style: .title, fileExtension: variantExtension) { _ in 3 }
         case .photo:
             throw FilesystemError(.notADirectory, "a photo is not a directory")
         }
@@ -273,7 +301,61 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Listings store a photo's base link count (2); `current` adds /recent's at reply time, so a photo
     /// entering /recent does not invalidate every listing that shows it.
     private func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) throws -> DirectoryListing {
-        TreeBuilder.photos(photos, in: node, style: style) { _ in 2 }
+        TreeBuilder.photos(photos, in: node, style: style, fileExtension: variantExtension) { _ in 2 }
+    }
+
+    /// Square thumbnails are PNG whatever the original; `fit` variants keep the photo's format.
+    private var variantExtension: String? {
+        if case .square = options.variant { return "png" }
+        return nil
+    }
+
+    // MARK: Sized mounts
+
+    /// An entry's attributes as `readdirplus` may hand them out: nil when the mount shows variants and this
+    /// one's size is not known yet (the kernel then looks the name up, and the lookup renders it).
+    public func currentIfKnown(_ attributes: NodeAttributes) throws -> NodeAttributes? {
+        var updated = try current(attributes)
+        guard let variants, case .photo(let seq) = attributes.node else { return updated }
+        guard let size = variants.knownSize(of: seq) else { return nil }
+        updated.size = size
+        return updated
+    }
+
+    /// A photo's attributes with the size of what this mount shows: the original's, or the variant's —
+    /// rendered now if not known. The first photo of a listing that needs rendering queues the rest of that
+    /// listing, so `ls -l` renders on every core instead of one photo per `lstat`.
+    private func sized(_ attributes: NodeAttributes, photo: PhotoRecord, siblings: DirectoryListing?) throws -> NodeAttributes {
+        guard let variants else { return attributes }
+        var sized = attributes
+        if let size = variants.knownSize(of: photo.seq) {
+            sized.size = size
+            return sized
+        }
+        queueForRender(siblings ?? recentListing(containing: attributes.inode))
+        sized.size = try variants.produce(photo, priority: .user).record.byteSize
+        return sized
+    }
+
+    private func queueForRender(_ listing: DirectoryListing?) {
+        guard let variants, let listing else { return }
+        lock.lock()
+        let first = listingsQueuedForRender.insert(listing.attributes.node).inserted
+        lock.unlock()
+        guard first else { return }
+        let seqs = listing.entries.compactMap { entry -> Int64? in
+            if case .photo(let seq) = entry.node { return seq }
+            return nil
+        }
+        prefetcher.async { [self] in
+            variants.produceLater(seqs.compactMap { try? photoRow($0) }.filter(\.isAvailable))
+        }
+    }
+
+    private func recentListing(containing inode: UInt64) -> DirectoryListing? {
+        lock.lock()
+        defer { lock.unlock() }
+        return recentlyListed.last { $0.entries.contains { $0.attributes.inode == inode } }
     }
 
     /// An entry's attributes as of now: a photo's link count includes its name in /recent, and the three
@@ -332,13 +414,24 @@ public final class PhotoFilesystem: @unchecked Sendable {
         guard let photo = try photoRow(seq), let source = contentSource(photo) else {
             throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
         }
-        let content: ContentHandle
-        do {
+        var attributes = TreeBuilder.photoAttributes(photo, linkCount: (try? linkCount(of: seq)) ?? 2)
+        var variantBytes: Data?
+        if let variants {
+            let produced = try variants.produce(photo, priority: .user)
+            attributes.size = produced.record.byteSize
+            variantBytes = produced.data
+        }
+        let content: ContentHandle?
+        if variantBytes != nil {
+            content = nil
+        } else {
+          do {
             content = try cache.open(source)
         } catch let error as ContentError {
             logger.error("cannot open photo", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
                                                           "url": "\(photo.originalURL)", "error": "\(error)"])
             throw FilesystemError(error.kind == .noSpace ? .noSpace : .ioFailure, "\(error)", underlying: error)
+          }
         }
         let isBackup = processName.map { options.backupTools.contains($0) } ?? false
         if isBackup {
@@ -348,18 +441,23 @@ public final class PhotoFilesystem: @unchecked Sendable {
             // A backup reads everything anyway; prefetching for it would only double its requests.
             prefetchAfter(inode)
         }
-        let attributes = TreeBuilder.photoAttributes(photo, linkCount: (try? linkCount(of: seq)) ?? 2)
         lock.lock()
         openPhotos[inode] = (attributes, (openPhotos[inode]?.count ?? 0) + 1)
         lock.unlock()
-        return OpenPhoto(content: content, photoID: photo.id, attributes: attributes)
+        return OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes)
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of file (the FUSE read contract).
     /// Bytes still downloading are waited for.
     public func read(_ handle: OpenPhoto, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        if let bytes = handle.variantBytes {
+            guard offset >= 0, offset < Int64(bytes.count) else { return 0 }
+            let count = min(buffer.count, bytes.count - Int(offset))
+            bytes.copyBytes(to: buffer.bindMemory(to: UInt8.self), from: Int(offset)..<Int(offset) + count)
+            return count
+        }
         do {
-            return try handle.content.read(into: buffer, at: offset)
+            return try handle.content!.read(into: buffer, at: offset)
         } catch {
             logger.error("read failed", metadata: ["photo": "\(handle.photoID)", "inode": "\(handle.attributes.inode)",
                                                     "op": "read", "error": "\(error)"])
@@ -372,7 +470,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// that ended the download. FUSE threads are therefore never held while a photo downloads.
     public func whenReadable(_ handle: OpenPhoto, count: Int, at offset: Int64,
                              _ resume: @escaping (FilesystemError?) -> Void) {
-        handle.content.whenReadable(count: count, at: offset) { [logger] error in
+        guard let content = handle.content else { return resume(nil) } // a variant is all in memory
+        content.whenReadable(count: count, at: offset) { [logger] error in
             guard let error else { return resume(nil) }
             logger.error("read failed", metadata: ["photo": "\(handle.photoID)", "inode": "\(handle.attributes.inode)",
                                                     "op": "read", "error": "\(error)"])
@@ -382,7 +481,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     }
 
     public func release(_ handle: OpenPhoto) {
-        cache.release(handle.content)
+        if let content = handle.content { cache.release(content) }
         lock.lock()
         if let open = openPhotos[handle.attributes.inode] {
             openPhotos[handle.attributes.inode] = open.count > 1 ? (open.attributes, open.count - 1) : nil
@@ -406,6 +505,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
         let next = entries[(index + 1)...].prefix(options.prefetchCount).compactMap { entry -> Int64? in
             if case .photo(let seq) = entry.node { return seq }
             return nil
+        }
+        if let variants {
+            // A sized mount renders ahead (which downloads the sources) rather than only downloading.
+            prefetcher.async { [self] in variants.produceLater(next.compactMap { try? photoRow($0) }.filter(\.isAvailable)) }
+            return
         }
         prefetcher.async { [self] in
             for seq in next {

@@ -127,14 +127,15 @@ public enum TreeBuilder {
 
     /// A directory of photos. `photos` may come in any order: names are handed out in import order (seq) so
     /// they stay stable; entries are listed in `listingOrder` (the order given).
+    /// `fileExtension` overrides the photo's own (a square-thumbnail mount shows every photo as `.png`).
     public static func photos(_ photos: [PhotoRecord], in node: Node, style: PhotoNameStyle,
-                              linkCount: (PhotoRecord) -> UInt32) -> DirectoryListing {
+                              fileExtension: String? = nil, linkCount: (PhotoRecord) -> UInt32) -> DirectoryListing {
         var namer = UniqueNamer()
         var names: [Int64: String] = [:]
         names.reserveCapacity(photos.count)
         for photo in photos.sorted(by: { $0.seq < $1.seq }) {
             names[photo.seq] = namer.claim(stem: stem(of: photo, style: style), id: photo.id,
-                                           extension: photo.fileExtension)
+                                           extension: fileExtension ?? photo.fileExtension)
         }
         let entries = photos.map { photo in
             DirectoryEntry(name: names[photo.seq]!, attributes: photoAttributes(photo, linkCount: linkCount(photo)))

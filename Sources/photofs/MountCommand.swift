@@ -19,6 +19,13 @@ struct MountCommand: ParsableCommand {
             Example:
               photofs mount photos.sqlite ~/Photos
               photofs mount photos.sqlite /srv/photos --foreground -o allow_other
+              photofs mount photos.sqlite ~/Thumbs --size square:256
+
+            --size shows every photo smaller: `1024` scales each photo whose long edge exceeds 1024 px down
+            to fit 1024×1024 (aspect and format kept, smaller photos served unchanged); `square:256` shows
+            each as a 256×256 centre-cropped PNG (`.png` names). Sizes in `ls -l` are exact: a variant is
+            rendered the first time its size is asked for (a directory's photos in parallel), and its size
+            and square thumbnails are kept in the library, so later listings and remounts need no render.
             """
     )
 
@@ -55,6 +62,15 @@ struct MountCommand: ParsableCommand {
     @Option(help: "Commands whose opens do not count as recent (comma list).")
     var backupTools = "rsync,tar,borg,restic,rclone,updatedb,find"
 
+    @Option(help: "What each file shows: original, N (long edge at most N px), or square:N (N×N PNG thumbnail).")
+    var size = "original"
+
+    @Option(help: "JPEG quality (1–100) of resized JPEG variants.")
+    var jpegQuality = 85
+
+    @Option(help: "Largest image (in megapixels, read from its header) a variant is rendered from; larger ones fail with EIO.")
+    var maxPixels = 100
+
     @Option(help: .hidden)
     var readyFd: Int32?
 
@@ -81,6 +97,13 @@ struct MountCommand: ParsableCommand {
         http.connectTimeout = connectTimeout
         http.stallTimeout = stallTimeout
         var options = FilesystemOptions()
+        do {
+            (options.variant, options.renderOptions) = try MountCommand.parseSize(size, jpegQuality: jpegQuality,
+                                                                                   maxPixels: maxPixels)
+        } catch {
+            report(failure: "\(error)")
+            throw error
+        }
         options.prefetchCount = max(0, prefetch)
         options.backupTools = Set(backupTools.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
         let session: FuseSession
@@ -108,6 +131,18 @@ struct MountCommand: ParsableCommand {
         if status != 0 { throw ExitCode(status) }
     }
 
+    /// `--size`, `--jpeg-quality` and `--max-pixels`, checked before anything is mounted.
+    static func parseSize(_ size: String, jpegQuality: Int, maxPixels: Int) throws -> (VariantSpec?, RenderOptions) {
+        guard (1...100).contains(jpegQuality) else { throw CommandFailure("--jpeg-quality takes 1 to 100, not \(jpegQuality)") }
+        guard (1...10_000).contains(maxPixels) else { throw CommandFailure("--max-pixels takes 1 to 10000 (megapixels), not \(maxPixels)") }
+        let options = RenderOptions(jpegQuality: jpegQuality, maxPixels: maxPixels * 1_000_000)
+        if size == "original" { return (nil, options) }
+        guard let spec = VariantSpec(argument: size) else {
+            throw CommandFailure("--size takes original, a number of pixels (1024) or square:N (square:256), not \"\(size)\"")
+        }
+        return (spec, options)
+    }
+
     static func checkPaths(library: String, mountpoint: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: library, isDirectory: &isDirectory), !isDirectory.boolValue else {
@@ -131,9 +166,10 @@ struct MountCommand: ParsableCommand {
                             cacheSize: Int64 = OriginalCache.defaultMaxBytes, maxDownloads: Int = 16,
                             logger: Logger) throws -> (PhotoFilesystem, FuseSession) {
         let catalog = try Catalog(path: library)
-        let cache = try OriginalCache(directory: cacheDirectory, http: HTTPClient(configuration: http, logger: logger),
-                                      maxBytes: cacheSize, maxTransfers: maxDownloads, logger: logger)
-        let filesystem = PhotoFilesystem(catalog: catalog, cache: cache, options: options, logger: logger)
+        let client = HTTPClient(configuration: http, logger: logger)
+        let cache = try OriginalCache(directory: cacheDirectory, http: client, maxBytes: cacheSize,
+                                      maxTransfers: maxDownloads, logger: logger)
+        let filesystem = PhotoFilesystem(catalog: catalog, cache: cache, http: client, options: options, logger: logger)
         let name = "photofs:" + URL(fileURLWithPath: library).lastPathComponent
         let session = FuseSession(filesystem: filesystem, mountpoint: mountpoint, fsName: name, options: fuseOptions,
                                   logger: logger)

@@ -33,6 +33,16 @@ final class FlickrPhotoTests: XCTestCase {
         XCTAssertNil(FlickrPhoto(json: ["id": "1", "title": "no urls"]))
     }
 
+    func testEveryRenditionWithItsSizeIsKept() {
+        let photo = FlickrPhoto(json: base(["url_o": "http://x/o.jpg", "width_o": "4000", "height_o": 3000,
+                                            "url_z": "http://x/z.jpg", "width_z": 640, "height_z": "480",
+                                            "url_sq": "http://x/sq.jpg", "width_sq": 75, "height_sq": 75,
+                                            "url_m": "http://x/m.jpg", // no size: cannot be chosen by size
+                                            "url_l": "http://x/l.jpg", "width_l": 0, "height_l": 0]))
+        let kept = Set((photo?.renditions ?? []).map { "\($0.label) \($0.width)x\($0.height) \($0.url)" })
+        XCTAssertEqual(kept, ["o 4000x3000 http://x/o.jpg", "z 640x480 http://x/z.jpg", "sq 75x75 http://x/sq.jpg"])
+    }
+
     func testDatesAndLocation() {
         let photo = FlickrPhoto(json: base(["datetaken": "2019-05-04 12:33:10", "dateupload": "1700000000",
                                             "latitude": "37.5", "longitude": -122.25, "place_id": "abc"]))

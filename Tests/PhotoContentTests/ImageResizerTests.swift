@@ -112,8 +112,86 @@ final class VariantRendererTests: XCTestCase {
 
     func testBombsAndCorruptInputAreErrors() throws {
         let original = try ImageCodec.encodeJPEG(photo(width: 400, height: 300, channels: 3), quality: 80)
-        XCTAssertThrowsError(try VariantRenderer.render(original, contentType: "image/jpeg", spec: .fit(100), maxPixels: 1000))
+        XCTAssertThrowsError(try VariantRenderer.render(original, contentType: "image/jpeg", spec: .fit(100),
+                                                     options: RenderOptions(maxPixels: 1000)))
         XCTAssertThrowsError(try VariantRenderer.render(original.prefix(200), contentType: "image/jpeg", spec: .fit(100)))
         XCTAssertThrowsError(try VariantRenderer.render(Data([1, 2, 3]), contentType: "image/png", spec: .square(32)))
+        // A JPEG cut short decodes "successfully" in libjpeg (gray padding, a warning); here it is an error.
+        XCTAssertThrowsError(try VariantRenderer.render(original.prefix(original.count * 6 / 10), contentType: "image/jpeg",
+                                                        spec: .fit(100)))
+        let png = try ImageCodec.encodePNG(photo(width: 200, height: 150, channels: 3))
+        XCTAssertThrowsError(try VariantRenderer.render(png.prefix(png.count / 2), contentType: "image/png", spec: .square(32)))
+    }
+
+    func testGrayJPEGStaysGrayAndCMYKBecomesRGB() throws {
+        let gray = try ImageCodec.encodeJPEG(photo(width: 400, height: 300, channels: 1), quality: 90)
+        let fitted = try VariantRenderer.render(gray, contentType: "image/jpeg", spec: .fit(100))
+        XCTAssertEqual(try ImageCodec.decodeJPEG(fitted.data).channels, 1)
+        // Adobe CMYK is stored inverted: (255, 0, 0, 255) is no cyan, full magenta and yellow, no black: red.
+        let red = PixelImage(width: 32, height: 32, channels: 4,
+                             pixels: [UInt8]((0..<32 * 32).flatMap { _ in [255, 0, 0, 255] as [UInt8] }))
+        let cmyk = try ImageCodec.encodeJPEG(red, quality: 95)
+        let decoded = try ImageCodec.decodeJPEG(cmyk)
+        XCTAssertEqual(decoded.channels, 3)
+        let centre = (16 * 32 + 16) * 3
+        XCTAssertGreaterThan(decoded.pixels[centre], 240)
+        XCTAssertLessThan(decoded.pixels[centre + 1], 15)
+        XCTAssertLessThan(decoded.pixels[centre + 2], 15)
+        let square = try VariantRenderer.render(cmyk, contentType: "image/jpeg", spec: .square(8))
+        XCTAssertEqual(try ImageCodec.decodePNG(square.data).channels, 3)
+    }
+
+    func testProgressiveJPEGAtOneEighthDecodesOnlyTheDCScan() throws {
+        // A smooth picture, like a photograph at 1/8: no wrapping edges for the chroma's missing AC terms to
+        // matter at (libjpeg-turbo reconstructs 2×2-subsampled chroma with a 2×2 IDCT at this scale).
+        var pixels = [UInt8](repeating: 0, count: 640 * 480 * 3)
+        for y in 0..<480 { for x in 0..<640 { for c in 0..<3 {
+            pixels[(y * 640 + x) * 3 + c] = UInt8(min(255, x / 4 + y / 5 + 30 * c))
+        } } }
+        let image = PixelImage(width: 640, height: 480, channels: 3, pixels: pixels)
+        let progressive = try ImageCodec.encodeJPEG(image, quality: 90, progressive: true)
+        let dc = try ImageCodec.decodeJPEGReportingScans(progressive, scaleDenominator: 8, maxPixels: 0, dcOnly: true)
+        let full = try ImageCodec.decodeJPEGReportingScans(progressive, scaleDenominator: 8, maxPixels: 0, dcOnly: false)
+        XCTAssertTrue(dc.usedDCOnly)
+        XCTAssertFalse(full.usedDCOnly)
+        XCTAssertEqual([dc.image.width, dc.image.height], [80, 60])
+        // The first scan drops the DC's lowest bit (successive approximation): off by a few levels at most.
+        let differences = zip(dc.image.pixels, full.image.pixels).map { abs(Int($0) - Int($1)) }
+        XCTAssertLessThanOrEqual(differences.max() ?? 0, 8)
+        XCTAssertLessThan(Double(differences.reduce(0, +)) / Double(differences.count), 2)
+        // A baseline JPEG has one scan: nothing to skip.
+        let baseline = try ImageCodec.encodeJPEG(image, quality: 90)
+        XCTAssertFalse(try ImageCodec.decodeJPEGReportingScans(baseline, scaleDenominator: 8, maxPixels: 0, dcOnly: true).usedDCOnly)
+    }
+
+    func testOrientationIsAppliedToVariants() throws {
+        // A 200×100 landscape stored with orientation 6 is a 100×200 portrait when shown.
+        var stored = try ImageCodec.encodeJPEG(photo(width: 200, height: 100, channels: 3), quality: 90)
+        stored = Self.withOrientation(stored, 6)
+        let fitted = try VariantRenderer.render(stored, contentType: "image/jpeg", spec: .fit(50))
+        XCTAssertEqual([fitted.width, fitted.height], [25, 50])
+        XCTAssertTrue(try ImageCodec.jpegSize(fitted.data) == (25, 50))
+        // Even a photo already small enough is re-encoded when it must be turned upright.
+        let small = try VariantRenderer.render(stored, contentType: "image/jpeg", spec: .fit(1000))
+        XCTAssertFalse(small.isUnchanged)
+        XCTAssertEqual([small.width, small.height], [100, 200])
+    }
+
+    func testPNGKeepsGrayAndOpaqueChannelCounts() throws {
+        let rgb = try ImageCodec.encodePNG(photo(width: 90, height: 60, channels: 3))
+        XCTAssertEqual(try ImageCodec.decodePNG(rgb).channels, 3)
+        let gray = try ImageCodec.encodePNG(photo(width: 90, height: 60, channels: 1))
+        XCTAssertEqual(try ImageCodec.decodePNG(gray).channels, 1)
+        let square = try VariantRenderer.render(rgb, contentType: "image/png", spec: .square(30))
+        XCTAssertEqual(try ImageCodec.decodePNG(square.data).channels, 3, "an opaque photo gets no alpha channel")
+    }
+
+    /// Inserts an EXIF APP1 segment (little-endian TIFF, one entry: orientation) right after SOI.
+    static func withOrientation(_ jpeg: Data, _ orientation: UInt8) -> Data {
+        let tiff: [UInt8] = [0x49, 0x49, 42, 0, 8, 0, 0, 0, 1, 0, 0x12, 0x01, 3, 0, 1, 0, 0, 0, orientation, 0, 0, 0,
+                             0, 0, 0, 0]
+        let payload = Array("Exif\0\0".utf8) + tiff
+        let length = payload.count + 2
+        return Data([0xFF, 0xD8, 0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload) + jpeg.dropFirst(2)
     }
 }

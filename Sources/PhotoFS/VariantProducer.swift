@@ -1,0 +1,257 @@
+// Makes, finds and keeps the variants a sized mount serves (`--size N`, `--size square:N`): their sizes for
+// listings, their bytes for opens. Rendering runs on a bounded pool; what a user opened goes first.
+import Foundation
+import Logging
+import PhotoCatalog
+import PhotoContent
+
+/// A variant ready to serve: its catalog record and its bytes (nil when it is the source unchanged, which is
+/// then served from the original's cache entry, streaming like any original).
+public struct ProducedVariant: @unchecked Sendable {
+    public var record: VariantRecord
+    public var data: Data?
+}
+
+public final class VariantProducer: @unchecked Sendable {
+    public let spec: VariantSpec
+    private let catalog: Catalog
+    private let cache: OriginalCache
+    private let http: HTTPClient
+    private let renderOptions: RenderOptions
+    private let logger: Logger
+    /// Threads that fetch a source and render it. Twice the cores: a job waiting for its source's download
+    /// must not leave a core idle; `renderSlots` still lets only one render per core run at a time.
+    private let pool: PriorityWorkPool<ProducedVariant>
+    private let renderSlots: DispatchSemaphore
+
+    private let lock = NSLock()
+    /// Sizes of every variant at `spec` the catalog knows, by photo seq (nil until first needed).
+    private var sizes: [Int64: Int64]?
+    /// Images that cannot be decoded (corrupt, or a bomb): not retried until the catalog changes.
+    private var undecodable: [Int64: String] = [:]
+    /// Rendered variants not yet written to the catalog, with their bytes (an open right after a listing
+    /// finds them here). Written as one transaction 0.2 s after the first: one per variant cost a
+    /// transaction (and fsync) per photo of an `ls -l`.
+    private var unwritten: [Int64: ProducedVariant] = [:]
+    private let writer = DispatchQueue(label: "photofs.variants")
+
+    public init(spec: VariantSpec, catalog: Catalog, cache: OriginalCache, http: HTTPClient,
+                renderOptions: RenderOptions, logger: Logger) {
+        self.spec = spec
+        self.catalog = catalog
+        self.cache = cache
+        self.http = http
+        self.renderOptions = renderOptions
+        self.logger = logger
+        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        renderSlots = DispatchSemaphore(value: cores)
+        pool = PriorityWorkPool(width: cores * 2, name: "render")
+    }
+
+    /// The variant's size if it is known without rendering.
+    public func knownSize(of seq: Int64) -> Int64? {
+        lock.lock()
+        defer { lock.unlock() }
+        if sizes == nil { sizes = (try? catalog.variantSizes(spec: spec.description)) ?? [:] }
+        return sizes?[seq]
+    }
+
+    /// The variant of `photo`, rendered now if needed (joining a render already under way).
+    public func produce(_ photo: PhotoRecord, priority: PriorityWorkPool<ProducedVariant>.Priority) throws -> ProducedVariant {
+        lock.lock()
+        let failure = undecodable[photo.seq]
+        lock.unlock()
+        if let failure { throw FilesystemError(.ioFailure, failure) }
+        return try pool.run(key: String(photo.seq), priority: priority) { [self] in try make(photo) }
+    }
+
+    /// Queues `photos` for rendering in the background (a listing about to be shown with sizes, or the photos
+    /// after an opened one); those already known are skipped.
+    public func produceLater(_ photos: [PhotoRecord]) {
+        for photo in photos where knownSize(of: photo.seq) == nil {
+            pool.submit(key: String(photo.seq), priority: .background) { [self] in try make(photo) }
+        }
+    }
+
+    /// Forgets what the catalog may have changed: sizes are re-read, undecodable photos retried. Returns the
+    /// photos whose known size went away (their variants were dropped), so the kernel can be told.
+    public func catalogChanged() -> [Int64] {
+        let fresh = (try? catalog.variantSizes(spec: spec.description)) ?? [:]
+        lock.lock()
+        defer { lock.unlock() }
+        let gone = (sizes ?? [:]).keys.filter { fresh[$0] == nil && unwritten[$0] == nil }
+        sizes = fresh
+        for (seq, produced) in unwritten { sizes?[seq] = produced.record.byteSize }
+        undecodable = [:]
+        return gone
+    }
+
+    /// Writes what is still unwritten and stops the render threads (at unmount).
+    public func stop() {
+        pool.stop()
+        writer.sync { flush() }
+    }
+
+    // MARK: Making one variant
+
+    private func make(_ photo: PhotoRecord) throws -> ProducedVariant {
+        lock.lock()
+        if let pending = unwritten[photo.seq] { lock.unlock(); return pending }
+        if let failure = undecodable[photo.seq] { lock.unlock(); throw FilesystemError(.ioFailure, failure) }
+        lock.unlock()
+        let spec = self.spec.description
+        let stored = try catalogCall { try catalog.variant(seq: photo.seq, spec: spec) }
+        if let stored, let found = try storedBytes(of: stored, photo: photo) { return remember(found, write: false) }
+
+        // Render: from the source recorded before (so a variant evicted from the cache comes back identical),
+        // else the smallest rendition that is big enough, else the original.
+        let renditions = try catalogCall { try catalog.renditions(seq: photo.seq) }
+        let sourceURL = stored?.sourceURL
+            ?? RenditionChoice.source(for: self.spec, among: renditions, originalURL: photo.originalURL,
+                                     originalType: photo.contentType)?.url
+            ?? photo.originalURL
+        let (sourceData, sourceType) = try fetchSource(sourceURL, photo: photo, renditions: renditions)
+        let rendered: RenderedVariant
+        renderSlots.wait()
+        let started = DispatchTime.now()
+        do {
+            defer { renderSlots.signal() }
+            rendered = try VariantRenderer.render(sourceData, contentType: sourceType, spec: self.spec,
+                                                  outputType: photo.contentType, options: renderOptions)
+        } catch {
+            let message = "photo \(photo.id) cannot be rendered at \(spec): \(error)"
+            logger.error("render failed", metadata: ["photo": "\(photo.id)", "inode": "\(photo.seq)", "op": "render",
+                                                      "size": "\(spec)", "error": "\(error)"])
+            lock.lock()
+            undecodable[photo.seq] = message
+            lock.unlock()
+            throw FilesystemError(.ioFailure, message, underlying: error)
+        }
+        logger.debug("variant rendered", metadata: [
+            "photo": "\(photo.id)", "size": "\(spec)", "source": "\(sourceURL)", "bytes": "\(rendered.data.count)",
+            "ms": "\(Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6)",
+        ])
+        let unchanged = rendered.isUnchanged && sourceURL == photo.originalURL
+        let record = VariantRecord(seq: photo.seq, spec: spec, sourceURL: sourceURL,
+                                   byteSize: unchanged ? (photo.byteSize ?? Int64(rendered.data.count)) : Int64(rendered.data.count),
+                                   width: rendered.width, height: rendered.height, contentType: rendered.contentType,
+                                   unchanged: unchanged)
+        if let stored, stored.byteSize != record.byteSize {
+            // Deterministic rendering makes this impossible unless libjpeg/libpng changed under us; the new
+            // size wins and the kernel is told through the size map on the next catalog check.
+            logger.warning("variant re-rendered to another size", metadata: [
+                "photo": "\(photo.id)", "size": "\(spec)", "was": "\(stored.byteSize)", "now": "\(record.byteSize)",
+            ])
+        }
+        if case .fit = self.spec, !unchanged {
+            do { try cache.store(rendered.data, key: cacheKey(record, photo: photo)) } catch {
+                // Still served from memory; it is rendered again next time.
+                logger.warning("variant not cached", metadata: ["photo": "\(photo.id)", "error": "\(error)"])
+            }
+        }
+        return remember(ProducedVariant(record: record, data: unchanged ? nil : rendered.data),
+                        write: stored == nil || stored != record)
+    }
+
+    /// A stored variant's bytes, if they are still where they were put.
+    private func storedBytes(of record: VariantRecord, photo: PhotoRecord) throws -> ProducedVariant? {
+        if record.unchanged { return ProducedVariant(record: record, data: nil) }
+        let data: Data?
+        switch spec {
+        case .square: data = try catalogCall { try catalog.thumbnail(seq: photo.seq, spec: record.spec) }
+        case .fit: data = cache.storedData(key: cacheKey(record, photo: photo))
+        }
+        guard let data, Int64(data.count) == record.byteSize else { return nil }
+        return ProducedVariant(record: record, data: data)
+    }
+
+    private func remember(_ produced: ProducedVariant, write: Bool) -> ProducedVariant {
+        lock.lock()
+        sizes?[produced.record.seq] = produced.record.byteSize
+        var first = false
+        if write {
+            first = unwritten.isEmpty
+            unwritten[produced.record.seq] = produced
+        }
+        lock.unlock()
+        if first { writer.asyncAfter(deadline: .now() + 0.2) { [self] in flush() } }
+        return produced
+    }
+
+    private func flush() {
+        lock.lock()
+        let batch = Array(unwritten.values)
+        lock.unlock()
+        guard !batch.isEmpty else { return }
+        do {
+            try catalog.saveVariants(batch.map { produced in
+                let isSquare: Bool
+                if case .square = spec { isSquare = true } else { isSquare = false }
+                return (produced.record, isSquare ? produced.data : nil)
+            })
+        } catch {
+            // Not fatal: the variants are rendered again (to the same bytes) after a remount.
+            logger.warning("could not record variants", metadata: ["count": "\(batch.count)", "error": "\(error)"])
+        }
+        lock.lock()
+        for produced in batch where unwritten[produced.record.seq]?.record == produced.record {
+            unwritten[produced.record.seq] = nil
+        }
+        lock.unlock()
+    }
+
+    /// The source's bytes: the original through the cache (downloaded once, shared with original-size
+    /// mounts), a smaller rendition straight from the origin (it is only read to render; the variant is kept).
+    private func fetchSource(_ url: String, photo: PhotoRecord, renditions: [Rendition]) throws -> (Data, String) {
+        if url == photo.originalURL {
+            guard let size = photo.byteSize, let type = photo.contentType else {
+                throw FilesystemError(.notFound, "photo \(photo.id) is no longer in the catalog")
+            }
+            let source = ContentSource(photoID: photo.id, url: url, expectedSize: size, contentType: type, etag: photo.etag)
+            do {
+                let path = try cache.fetch(source)
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw ContentError(kind: .localIO("cannot read \(path)"), photoID: photo.id, url: url)
+                }
+                return (data, type)
+            } catch let error as ContentError {
+                logger.error("cannot fetch photo to render", metadata: ["photo": "\(photo.id)", "url": "\(url)",
+                                                                         "error": "\(error)"])
+                throw FilesystemError(error.kind == .noSpace ? .noSpace : .ioFailure, "\(error)", underlying: error)
+            }
+        }
+        do {
+            let response = try http.get(url)
+            if let length = response.contentLength, length != Int64(response.body.count) {
+                throw ContentError(kind: .truncated(expected: length, received: Int64(response.body.count)),
+                                   photoID: photo.id, url: url)
+            }
+            let type = ImageContentType.normalized(response.contentType ?? "")
+            guard response.status == 200, type == "image/jpeg" || type == "image/png" else {
+                throw ContentError(kind: response.status == 200 ? .wrongContentType(type) : .httpStatus(response.status),
+                                   photoID: photo.id, url: url)
+            }
+            return (response.body, type)
+        } catch {
+            logger.error("cannot fetch rendition to render", metadata: ["photo": "\(photo.id)", "url": "\(url)",
+                                                                         "error": "\(error)"])
+            throw FilesystemError(.ioFailure, "photo \(photo.id): rendition \(url): \(error)", underlying: error)
+        }
+    }
+
+    /// Cache file of a `fit` variant: changes with the original (its cache key), the size and the source.
+    private func cacheKey(_ record: VariantRecord, photo: PhotoRecord) -> String {
+        let original = ContentSource(photoID: photo.id, url: photo.originalURL, expectedSize: photo.byteSize ?? -1,
+                                     contentType: photo.contentType ?? "", etag: photo.etag)
+        let marker = ContentSource(photoID: "variant-\(photo.id)", url: "\(record.spec)|\(record.sourceURL)",
+                                   expectedSize: 0, contentType: OriginalCache.key(for: original))
+        return OriginalCache.key(for: marker)
+    }
+
+    private func catalogCall<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as FilesystemError { throw error } catch {
+            logger.error("catalog read failed", metadata: ["error": "\(error)"])
+            throw FilesystemError(.ioFailure, "catalog read failed", underlying: error)
+        }
+    }
+}
