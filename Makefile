@@ -34,13 +34,14 @@ install: build
 	$(SUDO) install -m 0755 mount-scripts/mount.photofs $(SBINDIR)/mount.fuse.photofs
 	$(SUDO) install -m 0644 mount-scripts/photofs@.service /etc/systemd/system/photofs@.service
 
-# Installs nginx-light, rclone, curl and Debian's wallpaper photographs, then measures photofs against them;
-# writes docs/benchmarks.md.
+# Installs nginx-light, rclone, curl, libvips-tools, ImageMagick and Debian's wallpaper photographs, then
+# measures photofs against them: fetching and listing (docs/benchmarks.md), resizing (docs/benchmarks-resize.md).
 bench: deps build
 	bash bench/run.sh
+	bash bench/resize.sh
 
 uninstall:
 	$(SUDO) rm -f $(PREFIX)/bin/photofs $(SBINDIR)/mount.fuse.photofs /etc/systemd/system/photofs@.service
 
 clean:
-	rm -rf .build demo mnt backup bench-work
+	rm -rf .build demo mnt thumbs backup bench-work bench-work-resize

@@ -301,12 +301,17 @@ public final class Catalog: @unchecked Sendable {
 
     /// Records rendered variants in one transaction (with the thumbnail bytes for those that have them).
     /// Does not move the change counters: a variant is derived data that every mount of the same size would
-    /// render identically, so no listing needs rebuilding. A photo deleted meanwhile is skipped.
-    public func saveVariants(_ variants: [(record: VariantRecord, thumbnail: Data?)]) throws {
+    /// render identically, so no listing needs rebuilding. Each is saved only if its photo still has the
+    /// original it was rendered from (`from`, the photo row as read before rendering): an import may have
+    /// replaced it while the variant waited to be written, and its trigger would not have seen this row.
+    public func saveVariants(_ variants: [(record: VariantRecord, thumbnail: Data?, from: PhotoRecord)]) throws {
         guard !variants.isEmpty else { return }
         try write { db in
-            for (record, thumbnail) in variants {
-                guard try Bool.fetchOne(db, sql: "SELECT 1 FROM photo WHERE seq = ?", arguments: [record.seq]) == true
+            for (record, thumbnail, photo) in variants {
+                guard try Bool.fetchOne(db, sql: """
+                    SELECT 1 FROM photo WHERE seq = ? AND original_url = ? AND byte_size IS ? AND content_type IS ?
+                                          AND etag IS ?
+                    """, arguments: [record.seq, photo.originalURL, photo.byteSize, photo.contentType, photo.etag]) == true
                 else { continue }
                 try db.execute(sql: """
                     INSERT OR REPLACE INTO variant(spec, photo_seq, source_url, byte_size, width, height, content_type,

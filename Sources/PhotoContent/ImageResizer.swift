@@ -12,46 +12,95 @@ public enum ImageResizer {
         return (max(1, Int((Double(width) * Double(maxEdge) / Double(height)).rounded())), maxEdge)
     }
 
-    /// Reduces an image to `width`×`height` by area averaging: every output pixel is the mean of the input
-    /// area it covers, partial pixels weighted by their coverage (no aliasing, no ringing; deterministic).
-    /// Two separable passes, horizontal then vertical, in Float. With an alpha channel (2 or 4 channels) the
-    /// colours are weighted by alpha, so fully transparent pixels (often black or garbage) do not bleed into
-    /// the visible edge.
-    public static func reduce(_ image: PixelImage, width: Int, height: Int) -> PixelImage {
+    /// How one reduction pass weighs the source pixels.
+    public enum ReductionFilter: Sendable {
+        /// Area averaging: every output pixel is the mean of the input area it covers, partial pixels weighted
+        /// by coverage. No ringing, a little soft.
+        case box
+        /// Lanczos-3 scaled to the reduction: sharper (what vips and ImageMagick use); costs 6 taps per unit
+        /// of reduction, so `resize` box-shrinks first and leaves it a factor of 2 to 4.
+        case lanczos3
+    }
+
+    /// Scales the whole image to `width`×`height` (a `fit` variant) the way libvips does: an integer box
+    /// shrink while more than a factor of 4 remains, then Lanczos-3 for the rest.
+    public static func resize(_ image: PixelImage, width: Int, height: Int) -> PixelImage {
+        resample(image, width: width, height: height, left: 0, top: 0,
+                 scaleX: Double(image.width) / Double(width), scaleY: Double(image.height) / Double(height))
+    }
+
+    /// An N×N thumbnail, aspect fill: the image scaled so its short side is `side`, then the centred square
+    /// cut out at whole output pixels — vipsthumbnail's geometry, so its output and ours line up pixel for
+    /// pixel (cropping the source first put ours up to half a pixel off, which cost ~4 dB PSNR on fine
+    /// texture). Only the kept pixels are computed. A photo smaller than `side` is enlarged.
+    public static func squareThumbnail(_ image: PixelImage, side: Int) -> PixelImage {
+        let short = Double(min(image.width, image.height))
+        let scaledWidth = max(side, Int((Double(image.width) * Double(side) / short).rounded()))
+        let scaledHeight = max(side, Int((Double(image.height) * Double(side) / short).rounded()))
+        let scaleX = Double(image.width) / Double(scaledWidth), scaleY = Double(image.height) / Double(scaledHeight)
+        return resample(image, width: side, height: side, left: Double((scaledWidth - side) / 2) * scaleX,
+                        top: Double((scaledHeight - side) / 2) * scaleY, scaleX: scaleX, scaleY: scaleY)
+    }
+
+    /// Output pixel (x, y) shows the source area from (left + x·scaleX, top + y·scaleY), scaleX × scaleY
+    /// source pixels large. A reduction of more than 4× is first box-shrunk by a whole factor leaving 2–4×
+    /// (6 Lanczos taps per unit of reduction would cost 60 taps a pixel at 10×), then Lanczos-3 does the rest:
+    /// against vipsthumbnail this scored a median 47 dB PSNR on 85 wallpapers (box alone: 41 dB, and under
+    /// 30 dB on fine line art).
+    static func resample(_ image: PixelImage, width: Int, height: Int, left: Double, top: Double,
+                         scaleX: Double, scaleY: Double) -> PixelImage {
+        let factor = Int(min(scaleX, scaleY) / 2)
+        guard factor >= 2 else {
+            return reduce(image, width: width, height: height, left: left, top: top, scaleX: scaleX, scaleY: scaleY,
+                          filter: .lanczos3)
+        }
+        let shrunkWidth = image.width / factor, shrunkHeight = image.height / factor
+        let shrunk = reduce(image, width: shrunkWidth, height: shrunkHeight, filter: .box)
+        let x = Double(shrunkWidth) / Double(image.width), y = Double(shrunkHeight) / Double(image.height)
+        return reduce(shrunk, width: width, height: height, left: left * x, top: top * y, scaleX: scaleX * x,
+                      scaleY: scaleY * y, filter: .lanczos3)
+    }
+
+    /// Shrinks the whole image to `width`×`height` in one separable pass of `filter`.
+    public static func reduce(_ image: PixelImage, width: Int, height: Int, filter: ReductionFilter = .box) -> PixelImage {
         precondition(width > 0 && height > 0 && width <= image.width && height <= image.height, "reduce only shrinks")
         if width == image.width && height == image.height { return image }
+        return reduce(image, width: width, height: height, left: 0, top: 0,
+                      scaleX: Double(image.width) / Double(width), scaleY: Double(image.height) / Double(height),
+                      filter: filter)
+    }
+
+    /// One separable pass, horizontal then vertical, in Float (deterministic: the same input gives the same
+    /// bytes); the geometry is `resample`'s. With an alpha channel (2 or 4 channels) colours are weighted by
+    /// alpha, so fully transparent pixels (often black or garbage) do not bleed into the visible edge. The
+    /// horizontal pass runs over the source rows the vertical taps use only.
+    static func reduce(_ image: PixelImage, width: Int, height: Int, left: Double, top: Double, scaleX: Double,
+                       scaleY: Double, filter: ReductionFilter) -> PixelImage {
         let channels = image.channels
-        let hasAlpha = channels == 2 || channels == 4
-        let horizontal = Taps(from: image.width, to: width)
-        let vertical = Taps(from: image.height, to: height)
+        let alpha = channels == 2 || channels == 4 ? channels - 1 : -1
+        let horizontal = Taps(source: image.width, target: width, start: left, scale: scaleX, filter: filter)
+        var vertical = Taps(source: image.height, target: height, start: top, scale: scaleY, filter: filter)
+        // Rows above the first and below the last tap are never read: skip them in pass 1.
+        let firstRow = vertical.firsts.min() ?? 0
+        let lastRow = zip(vertical.firsts, vertical.counts).map { $0 + $1 }.max() ?? image.height
+        vertical.firsts = vertical.firsts.map { $0 - firstRow }
+        let usedRows = lastRow - firstRow
         // Pass 1: each source row → `width` pixels (premultiplied by alpha when there is one).
         let rowLength = width * channels
-        var rows = [Float](repeating: 0, count: image.height * rowLength)
+        var rows = [Float](repeating: 0, count: usedRows * rowLength)
         image.pixels.withUnsafeBufferPointer { source in
             rows.withUnsafeMutableBufferPointer { rows in
-                horizontal.starts.withUnsafeBufferPointer { starts in
-                    horizontal.weights.withUnsafeBufferPointer { weights in
-                        var sums = [Float](repeating: 0, count: channels)
-                        for y in 0..<image.height {
-                            let sourceRow = y * image.width * channels
-                            let targetRow = y * rowLength
-                            for x in 0..<width {
-                                for c in 0..<channels { sums[c] = 0 }
-                                let first = starts[x], count = starts[x + width]
-                                for tap in 0..<count {
-                                    let weight = weights[horizontal.weightOffset(x) + tap]
-                                    let at = sourceRow + (first + tap) * channels
-                                    if hasAlpha {
-                                        let alpha = Float(source[at + channels - 1]) * weight
-                                        for c in 0..<channels - 1 { sums[c] += Float(source[at + c]) * alpha }
-                                        sums[channels - 1] += alpha
-                                    } else {
-                                        for c in 0..<channels { sums[c] += Float(source[at + c]) * weight }
-                                    }
-                                }
-                                for c in 0..<channels { rows[targetRow + x * channels + c] = sums[c] }
-                            }
-                        }
+                horizontal.withPointers { firsts, counts, offsets, weights in
+                    // One call per channel layout, so each loop below is compiled for a constant channel count
+                    // (the generic loop's per-tap branches cost a third of a 1024 px render).
+                    let pass = HorizontalPass(source: source.baseAddress!, sourceWidth: image.width, firstRow: firstRow,
+                                              rows: rows.baseAddress!, width: width, firsts: firsts, counts: counts,
+                                              offsets: offsets, weights: weights)
+                    switch (channels, alpha >= 0) {
+                    case (1, _): pass.run(rowCount: usedRows, channels: 1, hasAlpha: false)
+                    case (2, _): pass.run(rowCount: usedRows, channels: 2, hasAlpha: true)
+                    case (3, _): pass.run(rowCount: usedRows, channels: 3, hasAlpha: false)
+                    default: pass.run(rowCount: usedRows, channels: 4, hasAlpha: true)
                     }
                 }
             }
@@ -60,27 +109,30 @@ public enum ImageResizer {
         var output = [UInt8](repeating: 0, count: width * height * channels)
         rows.withUnsafeBufferPointer { rows in
             output.withUnsafeMutableBufferPointer { output in
-                var line = [Float](repeating: 0, count: rowLength)
-                for y in 0..<height {
-                    for i in 0..<rowLength { line[i] = 0 }
-                    let first = vertical.starts[y], count = vertical.starts[y + height]
-                    for tap in 0..<count {
-                        let weight = vertical.weights[vertical.weightOffset(y) + tap]
-                        let sourceRow = (first + tap) * rowLength
-                        for i in 0..<rowLength { line[i] += rows[sourceRow + i] * weight }
-                    }
-                    let targetRow = y * rowLength
-                    if hasAlpha {
-                        for x in 0..<width {
-                            let base = x * channels
-                            let alpha = line[base + channels - 1]
-                            for c in 0..<channels - 1 {
-                                output[targetRow + base + c] = alpha > 0 ? clamp(line[base + c] / alpha) : 0
+                vertical.withPointers { firsts, counts, offsets, weights in
+                    var line = [Float](repeating: 0, count: rowLength)
+                    line.withUnsafeMutableBufferPointer { line in
+                        for y in 0..<height {
+                            for i in 0..<rowLength { line[i] = 0 }
+                            for tap in 0..<counts[y] {
+                                let weight = weights[offsets[y] + tap]
+                                let sourceRow = rows.baseAddress! + (firsts[y] + tap) * rowLength
+                                for i in 0..<rowLength { line[i] += sourceRow[i] * weight }
                             }
-                            output[targetRow + base + channels - 1] = clamp(alpha)
+                            let targetRow = output.baseAddress! + y * rowLength
+                            if alpha >= 0 {
+                                for x in 0..<width {
+                                    let base = x * channels
+                                    let coverage = line[base + alpha]
+                                    for c in 0..<channels where c != alpha {
+                                        targetRow[base + c] = coverage > 0 ? clamp(line[base + c] / coverage) : 0
+                                    }
+                                    targetRow[base + alpha] = clamp(coverage)
+                                }
+                            } else {
+                                for i in 0..<rowLength { targetRow[i] = clamp(line[i]) }
+                            }
                         }
-                    } else {
-                        for i in 0..<rowLength { output[targetRow + i] = clamp(line[i]) }
                     }
                 }
             }
@@ -88,40 +140,105 @@ public enum ImageResizer {
         return PixelImage(width: width, height: height, channels: channels, pixels: output)
     }
 
+    /// The horizontal pass over raw pointers: each used source row becomes `width` Float pixels, colours
+    /// premultiplied by alpha when there is one (the alpha itself is the plain weighted mean).
+    struct HorizontalPass {
+        let source: UnsafePointer<UInt8>
+        let sourceWidth: Int
+        let firstRow: Int
+        let rows: UnsafeMutablePointer<Float>
+        let width: Int
+        let firsts: UnsafePointer<Int>, counts: UnsafePointer<Int>, offsets: UnsafePointer<Int>
+        let weights: UnsafePointer<Float>
+
+        @inline(__always) func run(rowCount: Int, channels: Int, hasAlpha: Bool) {
+            let colours = hasAlpha ? channels - 1 : channels
+            for y in 0..<rowCount {
+                let sourceRow = source + (firstRow + y) * sourceWidth * channels
+                var target = rows + y * width * channels
+                for x in 0..<width {
+                    var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)
+                    var at = sourceRow + firsts[x] * channels
+                    var weight = weights + offsets[x]
+                    for _ in 0..<counts[x] {
+                        let w = weight.pointee
+                        let a = hasAlpha ? Float(at[colours]) * w : w
+                        sums.0 += Float(at[0]) * a
+                        if colours > 1 { sums.1 += Float(at[1]) * a; sums.2 += Float(at[2]) * a }
+                        if hasAlpha { sums.3 += Float(at[colours]) * w }
+                        at += channels
+                        weight += 1
+                    }
+                    target[0] = sums.0
+                    if colours > 1 { target[1] = sums.1; target[2] = sums.2 }
+                    if hasAlpha { target[colours] = sums.3 }
+                    target += channels
+                }
+            }
+        }
+    }
+
     @inline(__always) private static func clamp(_ value: Float) -> UInt8 {
         UInt8(max(0, min(255, value.rounded())))
     }
 
-    /// For each output index, the run of input indices it covers and their weights (summing to 1), flat:
-    /// `starts[i]` is the first input index of output i, `starts[target + i]` how many taps it has.
+    /// For each output index, the contiguous run of input indices it draws from and their weights (summing
+    /// to 1), flat: run i starts at input `firsts[i]`, has `counts[i]` taps, whose weights start at
+    /// `offsets[i]` in `weights`.
     struct Taps {
-        var starts: [Int]
-        var weights: [Float]
-        var offsets: [Int]
-        func weightOffset(_ index: Int) -> Int { offsets[index] }
+        var firsts: [Int] = []
+        var counts: [Int] = []
+        var offsets: [Int] = []
+        var weights: [Float] = []
 
-        init(from source: Int, to target: Int) {
-            let scale = Double(source) / Double(target)
-            var firsts = [Int](), counts = [Int]()
-            weights = []
-            offsets = []
+        /// Output i draws on the source span [start + i·scale, start + (i+1)·scale).
+        init(source: Int, target: Int, start: Double, scale: Double, filter: ReductionFilter) {
             for index in 0..<target {
-                let start = Double(index) * scale, end = Double(index + 1) * scale
-                var position = Int(start.rounded(.down))
-                offsets.append(weights.count)
-                firsts.append(position)
-                var count = 0
-                while Double(position) < end && position < source {
-                    let covered = min(end, Double(position + 1)) - max(start, Double(position))
-                    // A sliver under 1e-9 of a pixel is rounding noise; it still gets a slot (weight 0) so
-                    // the taps stay one contiguous run.
-                    weights.append(Float(max(0, covered) / scale))
-                    count += 1
-                    position += 1
+                var run: [Double] = []
+                var first: Int
+                switch filter {
+                case .box:
+                    let from = start + Double(index) * scale, to = from + scale
+                    first = min(source - 1, Int(from.rounded(.down)))
+                    var position = first
+                    while Double(position) < to && position < source {
+                        // A sliver of rounding noise still gets its slot (weight ~0): the run stays contiguous.
+                        run.append(max(0, min(to, Double(position + 1)) - max(from, Double(position))))
+                        position += 1
+                    }
+                case .lanczos3:
+                    // Pixel j covers [j, j+1). Enlarging (scale < 1) uses the plain 3-lobe kernel.
+                    let centre = start + (Double(index) + 0.5) * scale, stretch = max(1, scale), support = 3 * stretch
+                    first = min(source - 1, max(0, Int((centre - support).rounded(.down))))
+                    let last = max(first, min(source - 1, Int((centre + support).rounded(.up))))
+                    for position in first...last {
+                        run.append(lanczos3((Double(position) + 0.5 - centre) / stretch))
+                    }
                 }
-                counts.append(count)
+                // Taps beyond an edge are left out and the rest renormalised (edges are not darkened).
+                let total = run.reduce(0, +)
+                firsts.append(first)
+                counts.append(run.count)
+                offsets.append(weights.count)
+                weights += run.map { Float(total != 0 ? $0 / total : 1 / Double(run.count)) }
             }
-            starts = firsts + counts
+        }
+
+        func withPointers<R>(_ body: (UnsafePointer<Int>, UnsafePointer<Int>, UnsafePointer<Int>, UnsafePointer<Float>) -> R) -> R {
+            firsts.withUnsafeBufferPointer { f in
+                counts.withUnsafeBufferPointer { c in
+                    offsets.withUnsafeBufferPointer { o in
+                        weights.withUnsafeBufferPointer { w in body(f.baseAddress!, c.baseAddress!, o.baseAddress!, w.baseAddress!) }
+                    }
+                }
+            }
+        }
+
+        private func lanczos3(_ x: Double) -> Double {
+            if x == 0 { return 1 }
+            guard abs(x) < 3 else { return 0 }
+            let px = Double.pi * x
+            return 3 * sin(px) * sin(px / 3) / (px * px)
         }
     }
 

@@ -1,5 +1,5 @@
 // Renders a smaller variant of a photo: decode (shrinking in the DCT domain when the target allows), crop,
-// reduce by area averaging, make upright, encode. Deterministic: the same bytes in give the same bytes out.
+// reduce (box, then Lanczos-3), make upright, encode. Deterministic: the same bytes in give the same bytes out.
 import Foundation
 
 /// What a mount shows in place of each original (`photofs mount --size`).
@@ -80,9 +80,11 @@ public enum VariantRenderer {
                 return RenderedVariant(data: source, contentType: contentType, width: stored.width,
                                        height: stored.height, isUnchanged: true)
             }
-            // Shrink on load: the largest 1/8, 1/4, 1/2 DCT scale that still leaves at least the target.
+            // Shrink on load: the largest 1/8, 1/4, 1/2 DCT scale that still leaves twice the target, so the
+            // final Lanczos step has a factor of 2 to work with (a DCT shrink is a plain block average; going
+            // straight to the target with it scored under 30 dB PSNR against vips on fine detail).
             let denominator = [8, 4, 2].first { (d: Int) -> Bool in
-                (stored.width + d - 1) / d >= target.0 && (stored.height + d - 1) / d >= target.1
+                (stored.width + d - 1) / d >= 2 * target.0 && (stored.height + d - 1) / d >= 2 * target.1
             } ?? 1
             image = try ImageCodec.decodeJPEG(source, scaleDenominator: denominator, maxPixels: options.maxPixels,
                                               dcOnly: true)
@@ -103,7 +105,7 @@ public enum VariantRenderer {
             let upright = orientation >= 5 ? (image.height, image.width) : (image.width, image.height)
             let size = ImageResizer.fitting(width: upright.0, height: upright.1, maxEdge: edge)
             let stored = orientation >= 5 ? (size.height, size.width) : (size.width, size.height)
-            image = ImageResizer.upright(ImageResizer.reduce(image, width: stored.0, height: stored.1),
+            image = ImageResizer.upright(ImageResizer.resize(image, width: stored.0, height: stored.1),
                                          orientation: orientation)
             if fitType == "image/jpeg" {
                 encoded = try ImageCodec.encodeJPEG(withoutAlpha(image), quality: options.jpegQuality)
@@ -112,9 +114,8 @@ public enum VariantRenderer {
             }
             outputType = fitType
         case .square(let side):
-            image = ImageResizer.centreSquare(image)
-            let edge = min(side, image.width) // never upscale a photo smaller than the square
-            image = ImageResizer.upright(ImageResizer.reduce(image, width: edge, height: edge), orientation: orientation)
+            // Always N×N, as a file manager expects of a thumbnail: the rare photo smaller than N is enlarged.
+            image = ImageResizer.upright(ImageResizer.squareThumbnail(image, side: side), orientation: orientation)
             encoded = try ImageCodec.encodePNG(image)
             outputType = "image/png"
         }

@@ -10,6 +10,13 @@ import PhotoContent
 public struct ProducedVariant: @unchecked Sendable {
     public var record: VariantRecord
     public var data: Data?
+    /// The photo row it was made from (its original's URL, size, type and ETag are what make it valid).
+    public var photo: PhotoRecord
+
+    func isCurrent(for photo: PhotoRecord) -> Bool {
+        (self.photo.originalURL, self.photo.byteSize, self.photo.contentType, self.photo.etag)
+            == (photo.originalURL, photo.byteSize, photo.contentType, photo.etag)
+    }
 }
 
 public final class VariantProducer: @unchecked Sendable {
@@ -79,9 +86,10 @@ public final class VariantProducer: @unchecked Sendable {
         let fresh = (try? catalog.variantSizes(spec: spec.description)) ?? [:]
         lock.lock()
         defer { lock.unlock() }
-        let gone = (sizes ?? [:]).keys.filter { fresh[$0] == nil && unwritten[$0] == nil }
+        // Variants still waiting to be written are not counted: one made from a replaced original is refused
+        // by `saveVariants`, and a valid one comes back (from `unwritten`) at its next `produce`.
+        let gone = (sizes ?? [:]).keys.filter { fresh[$0] == nil }
         sizes = fresh
-        for (seq, produced) in unwritten { sizes?[seq] = produced.record.byteSize }
         undecodable = [:]
         return gone
     }
@@ -96,7 +104,7 @@ public final class VariantProducer: @unchecked Sendable {
 
     private func make(_ photo: PhotoRecord) throws -> ProducedVariant {
         lock.lock()
-        if let pending = unwritten[photo.seq] { lock.unlock(); return pending }
+        if let pending = unwritten[photo.seq], pending.isCurrent(for: photo) { lock.unlock(); return pending }
         if let failure = undecodable[photo.seq] { lock.unlock(); throw FilesystemError(.ioFailure, failure) }
         lock.unlock()
         let spec = self.spec.description
@@ -149,20 +157,20 @@ public final class VariantProducer: @unchecked Sendable {
                 logger.warning("variant not cached", metadata: ["photo": "\(photo.id)", "error": "\(error)"])
             }
         }
-        return remember(ProducedVariant(record: record, data: unchanged ? nil : rendered.data),
+        return remember(ProducedVariant(record: record, data: unchanged ? nil : rendered.data, photo: photo),
                         write: stored == nil || stored != record)
     }
 
     /// A stored variant's bytes, if they are still where they were put.
     private func storedBytes(of record: VariantRecord, photo: PhotoRecord) throws -> ProducedVariant? {
-        if record.unchanged { return ProducedVariant(record: record, data: nil) }
+        if record.unchanged { return ProducedVariant(record: record, data: nil, photo: photo) }
         let data: Data?
         switch spec {
         case .square: data = try catalogCall { try catalog.thumbnail(seq: photo.seq, spec: record.spec) }
         case .fit: data = cache.storedData(key: cacheKey(record, photo: photo))
         }
         guard let data, Int64(data.count) == record.byteSize else { return nil }
-        return ProducedVariant(record: record, data: data)
+        return ProducedVariant(record: record, data: data, photo: photo)
     }
 
     private func remember(_ produced: ProducedVariant, write: Bool) -> ProducedVariant {
@@ -187,7 +195,7 @@ public final class VariantProducer: @unchecked Sendable {
             try catalog.saveVariants(batch.map { produced in
                 let isSquare: Bool
                 if case .square = spec { isSquare = true } else { isSquare = false }
-                return (produced.record, isSquare ? produced.data : nil)
+                return (produced.record, isSquare ? produced.data : nil, produced.photo)
             })
         } catch {
             // Not fatal: the variants are rendered again (to the same bytes) after a remount.

@@ -75,6 +75,9 @@ struct DemoCommand: ParsableCommand {
               xdg-open "$(find \(shown)/regions -name '*.jpg' | head -1)"   # or: file, identify, cmp
               ls \(shown)/recent
               rsync -a \(shown)/ backup/      # a second run copies nothing and downloads nothing
+            and a second mount of the same library as 256×256 thumbnails, sharing the cache:
+              mkdir -p thumbs && \(CommandLine.arguments[0]) mount \(library) thumbs --size square:256 --cache-dir \(directory.appendingPathComponent("cache").path)
+              ls -l thumbs/moments/2021 | head; fusermount3 -u thumbs
             Press Ctrl-C here to unmount.
             """)
         fflush(stdout)

@@ -198,4 +198,32 @@ final class SizedMountTests: MountedTestCase {
         XCTAssertEqual(bytes.status, 0)
         XCTAssertEqual(try ImageCodec.decodePNG(bytes.stdout).width, 32)
     }
+
+    func testAPhotoChangedByAnImportUnderTheMountIsRenderedAgain() throws {
+        try harness.mount(extra: ["--size", "square:48"])
+        let changed = origin(ofTitle: "orientation 3")
+        let file = try XCTUnwrap(momentFiles().first { $0.hasSuffix("orientation 3.png") })
+        let before = Shell.run("cat", [file]).stdout
+        XCTAssertEqual(stat(file), before.count)
+        // The photo was replaced on the origin: another picture, and (as on Flickr, where a replaced photo gets
+        // a new secret) another URL; here it is a PNG now. Thumbnail names end in .png whatever the original.
+        var library = SizedMountTests.library
+        let index = library.photos.firstIndex { $0.id == changed.id }!
+        let replacement = try ImageCodec.encodePNG(SizedMountTests.quadrants(width: 64, height: 96))
+        library.photos[index].image = OriginImage(data: replacement, contentType: "image/png", width: 64, height: 96)
+        harness.origin.replaceLibrary(library)
+        let imported = harness.importLibrary()
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        let deadline = Date().addingTimeInterval(6)
+        var after = before
+        while Date() < deadline {
+            after = Shell.run("cat", [file]).stdout
+            if after != before { break }
+            usleep(200_000)
+        }
+        XCTAssertNotEqual(after, before, "the thumbnail of the old picture is still served")
+        XCTAssertEqual(stat(file), after.count, "the size the kernel reports follows the new thumbnail")
+        let expected = try VariantRenderer.render(replacement, contentType: "image/png", spec: .square(48))
+        XCTAssertEqual(after, expected.data)
+    }
 }

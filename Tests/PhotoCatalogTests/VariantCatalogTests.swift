@@ -43,7 +43,8 @@ final class VariantCatalogTests: XCTestCase {
     func testVariantsAndThumbnailsAreStoredWithoutMovingTheChangeCounter() throws {
         _ = try catalog.applyImport(places: [], photos: [imported()])
         let generation = try catalog.generation()
-        try catalog.saveVariants([(variant(try seq()), Data([1, 2, 3])), (variant(99_999), nil)])
+        let photo = try XCTUnwrap(try catalog.photo(id: "1"))
+        try catalog.saveVariants([(variant(try seq()), Data([1, 2, 3]), photo), (variant(99_999), nil, photo)])
         XCTAssertEqual(try catalog.variantSizes(spec: "square:64"), [try seq(): 5000], "a photo that is gone is skipped")
         XCTAssertEqual(try catalog.variant(seq: try seq(), spec: "square:64"), variant(try seq()))
         XCTAssertEqual(try catalog.thumbnail(seq: try seq(), spec: "square:64"), Data([1, 2, 3]))
@@ -53,7 +54,7 @@ final class VariantCatalogTests: XCTestCase {
 
     func testAChangedOriginalDropsItsVariantsButANewTitleDoesNot() throws {
         _ = try catalog.applyImport(places: [], photos: [imported()])
-        try catalog.saveVariants([(variant(try seq()), Data([1]))])
+        try catalog.saveVariants([(variant(try seq()), Data([1]), try XCTUnwrap(try catalog.photo(id: "1")))])
         _ = try catalog.applyImport(places: [], photos: [imported(title: "Renamed")])
         XCTAssertEqual(try catalog.variantSizes(spec: "square:64").count, 1)
         _ = try catalog.applyImport(places: [], photos: [imported(title: "Renamed", size: 200)])
@@ -63,7 +64,7 @@ final class VariantCatalogTests: XCTestCase {
 
     func testChangedRenditionsReplaceTheOldAndDropVariants() throws {
         _ = try catalog.applyImport(places: [], photos: [imported()])
-        try catalog.saveVariants([(variant(try seq()), nil)])
+        try catalog.saveVariants([(variant(try seq()), nil, try XCTUnwrap(try catalog.photo(id: "1")))])
         let same = try catalog.applyImport(places: [], photos: [imported()])
         XCTAssertEqual(same.unchanged, 1)
         XCTAssertEqual(try catalog.variantSizes(spec: "square:64").count, 1)
@@ -74,10 +75,20 @@ final class VariantCatalogTests: XCTestCase {
         XCTAssertEqual(try catalog.variantSizes(spec: "square:64"), [:])
     }
 
+    func testAVariantOfAReplacedOriginalIsNotSaved() throws {
+        _ = try catalog.applyImport(places: [], photos: [imported()])
+        let renderedFrom = try XCTUnwrap(try catalog.photo(id: "1"))
+        // An import replaces the original while the variant waits to be written.
+        _ = try catalog.applyImport(places: [], photos: [imported(size: 200)])
+        try catalog.saveVariants([(variant(try seq()), Data([1]), renderedFrom)])
+        XCTAssertEqual(try catalog.variantSizes(spec: "square:64"), [:])
+        XCTAssertNil(try catalog.thumbnail(seq: try seq(), spec: "square:64"))
+    }
+
     func testDeletingAPhotoDeletesItsRenditionsAndVariants() throws {
         _ = try catalog.applyImport(places: [], photos: [imported()])
         let seq = try seq()
-        try catalog.saveVariants([(variant(seq), Data([1]))])
+        try catalog.saveVariants([(variant(seq), Data([1]), try XCTUnwrap(try catalog.photo(id: "1")))])
         try catalog.deletePhotos(ids: ["1"])
         XCTAssertEqual(try catalog.renditions(seq: seq), [])
         XCTAssertEqual(try catalog.variantSizes(spec: "square:64"), [:])

@@ -25,6 +25,25 @@ final class ImageResizerTests: XCTestCase {
         XCTAssertEqual(Set(ImageResizer.reduce(flat, width: 10, height: 6).pixels), [77])
     }
 
+    func testLanczosResamplingKeepsFlatAreasFlatAndSquaresAreAlwaysNByN() {
+        let flat = PixelImage(width: 300, height: 200, channels: 3, pixels: [UInt8](repeating: 90, count: 300 * 200 * 3))
+        XCTAssertEqual(Set(ImageResizer.resize(flat, width: 73, height: 41).pixels), [90], "no ringing on a flat image")
+        XCTAssertEqual(Set(ImageResizer.squareThumbnail(flat, side: 64).pixels), [90])
+        // Thumbnails are N×N: a photo smaller than N is enlarged, a large one box-shrunk then filtered.
+        let small = ImageResizer.squareThumbnail(gray(40, 20, [UInt8](repeating: 7, count: 800)), side: 64)
+        XCTAssertEqual([small.width, small.height], [64, 64])
+        let large = ImageResizer.squareThumbnail(flat, side: 16)
+        XCTAssertEqual([large.width, large.height, large.channels], [16, 16, 3])
+    }
+
+    func testSquareThumbnailsCutTheMiddleOfTheScaledImage() {
+        // Left third black, middle white, right third black: the centred square of a 3:1 strip is the white.
+        var pixels = [UInt8]()
+        for _ in 0..<100 { for x in 0..<300 { pixels.append(x >= 100 && x < 200 ? 255 : 0) } }
+        let thumbnail = ImageResizer.squareThumbnail(gray(300, 100, pixels), side: 50)
+        XCTAssertGreaterThan(thumbnail.pixels.min() ?? 0, 200, "only the white middle is shown")
+    }
+
     func testCentreSquareCropsTheMiddle() {
         let image = gray(4, 2, [1, 2, 3, 4,
                                 5, 6, 7, 8])
