@@ -8,7 +8,7 @@ import XCTest
 
 final class SizedMountTests: MountedTestCase {
     /// Twelve demo photos at full scale (640 to 1280 px, one PNG with alpha, "z" renditions for those over
-    /// 640 px), eight small orientation fixtures and three broken images.
+    /// 640 px), eight small orientation fixtures and four broken images.
     static let library: OriginLibrary = {
         var library = DemoLibrary.make(count: 12, scale: 1)
         let place = library.photos[0].placeID
@@ -31,12 +31,14 @@ final class SizedMountTests: MountedTestCase {
         corrupt.replaceSubrange(60..<160, with: Data(repeating: 0x5A, count: 100))
         library.photos.append(photo("92003", "corrupt png", OriginImage(data: corrupt, contentType: "image/png",
                                                                       width: 300, height: 200)))
+        library.photos.append(photo("92004", "truncated png", OriginImage(data: png.prefix(png.count * 2 / 3),
+                                                                        contentType: "image/png", width: 300, height: 200)))
         return library
     }()
     override class var originLibrary: OriginLibrary { SizedMountTests.library }
     override class var mountsInSetUp: Bool { false }
 
-    static let brokenTitles: Set<String> = ["truncated jpeg", "bomb", "corrupt png"]
+    static let brokenTitles: Set<String> = ["truncated jpeg", "bomb", "corrupt png", "truncated png"]
     static let colours: [[UInt8]] = [[230, 30, 30], [30, 200, 30], [30, 30, 230], [240, 240, 240]]
 
     /// Red, green, blue and white quadrants (top left, top right, bottom left, bottom right) when upright.
@@ -225,5 +227,29 @@ final class SizedMountTests: MountedTestCase {
         XCTAssertEqual(stat(file), after.count, "the size the kernel reports follows the new thumbnail")
         let expected = try VariantRenderer.render(replacement, contentType: "image/png", spec: .square(48))
         XCTAssertEqual(after, expected.data)
+    }
+
+    func testTwoMountsOfOneLibraryAtDifferentSizesShareTheCache() throws {
+        try harness.mount(extra: ["--size", "1000"])
+        let second = harness.root.appendingPathComponent("mnt-500").path
+        try FileManager.default.createDirectory(atPath: second, withIntermediateDirectories: true)
+        let mounted = harness.photofs(["mount", harness.library, second, "--cache-dir", harness.cacheDirectory,
+                                       "--size", "500"])
+        XCTAssertEqual(mounted.status, 0, mounted.stderr)
+        defer { Shell.run("fusermount3", ["-u", second]) }
+        // 640×480 with no rendition but its 75 px square: both sizes are made from the original.
+        let photo = SizedMountTests.library.photos[0]
+        XCTAssertEqual([photo.image.width, photo.image.height], [640, 480])
+        let relative = try XCTUnwrap(momentFiles().filter { !isBroken($0) }.first {
+            (try? harness.photoID(ofInode: harness.inode(of: $0))) == photo.id
+        }).dropFirst(harness.mountpoint.count)
+        let large = Shell.run("cat", [harness.mountpoint + relative])
+        let small = Shell.run("cat", [second + relative])
+        XCTAssertEqual(large.stdout, photo.image.data, "640 px is within 1000: the original, byte for byte")
+        XCTAssertTrue(try ImageCodec.jpegSize(small.stdout) == (500, 375))
+        XCTAssertEqual(harness.origin.requestCount(method: "GET", path: harness.origin.imagePath(photoID: photo.id)), 1,
+                       "one download in all (the import only sent HEADs): the second mount found the original in the cache")
+        XCTAssertEqual(Shell.run("stat", ["-c", "%s", second + relative]).text.trimmingCharacters(in: .whitespacesAndNewlines),
+                       String(small.stdout.count))
     }
 }
