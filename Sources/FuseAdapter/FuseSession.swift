@@ -356,11 +356,12 @@ public final class FuseSession: @unchecked Sendable {
                 name = entry.name
                 attributes = entry.attributes
                 if plus {
-                    // A variant not rendered yet has no size to give: the entry goes without attributes.
-                    switch Result(catching: { try filesystem.currentIfKnown(entry.attributes) }) {
-                    case .success(let known?): attributes = known
-                    case .success(nil): attributesKnown = false
-                    case .failure: break
+                    // A variant not rendered yet has no size to give, and a catalog that cannot be read has no
+                    // attributes: such entries go without (the kernel's lookup then gets the real answer).
+                    if let known = try? filesystem.currentIfKnown(entry.attributes) {
+                        attributes = known
+                    } else {
+                        attributesKnown = false
                     }
                 } else {
                     attributes = (try? filesystem.current(entry.attributes)) ?? entry.attributes

@@ -54,11 +54,54 @@ public enum ImageResizer {
             return reduce(image, width: width, height: height, left: left, top: top, scaleX: scaleX, scaleY: scaleY,
                           filter: .lanczos3)
         }
-        let shrunkWidth = image.width / factor, shrunkHeight = image.height / factor
-        let shrunk = reduce(image, width: shrunkWidth, height: shrunkHeight, filter: .box)
-        let x = Double(shrunkWidth) / Double(image.width), y = Double(shrunkHeight) / Double(image.height)
-        return reduce(shrunk, width: width, height: height, left: left * x, top: top * y, scaleX: scaleX * x,
-                      scaleY: scaleY * y, filter: .lanczos3)
+        let shrunk = blockShrink(image, by: factor)
+        let k = Double(factor)
+        return reduce(shrunk, width: width, height: height, left: left / k, top: top / k, scaleX: scaleX / k,
+                      scaleY: scaleY / k, filter: .lanczos3)
+    }
+
+    /// Averages every `factor`×`factor` block into one pixel (the last partial row and column of blocks are
+    /// left out, ≤ factor−1 source pixels, as vips does), in integers, one output row at a time: a 15 MP PNG
+    /// shrunk this way needs no more than its result, where the Float box pass held 47 MB of rows.
+    static func blockShrink(_ image: PixelImage, by factor: Int) -> PixelImage {
+        let width = image.width / factor, height = image.height / factor, channels = image.channels
+        let alpha = channels == 2 || channels == 4 ? channels - 1 : -1
+        var output = [UInt8](repeating: 0, count: width * height * channels)
+        var sums = [UInt64](repeating: 0, count: width * channels)
+        let area = UInt64(factor * factor)
+        image.pixels.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { output in
+                sums.withUnsafeMutableBufferPointer { sums in
+                    for y in 0..<height {
+                        for i in 0..<sums.count { sums[i] = 0 }
+                        for row in y * factor..<(y + 1) * factor {
+                            let sourceRow = source.baseAddress! + row * image.width * channels
+                            for x in 0..<width {
+                                var at = sourceRow + x * factor * channels
+                                let sum = sums.baseAddress! + x * channels
+                                for _ in 0..<factor {
+                                    // Colours weighted by alpha (premultiplied), as in `reduce`.
+                                    let weight = alpha >= 0 ? UInt64(at[alpha]) : 1
+                                    for c in 0..<channels { sum[c] += UInt64(at[c]) * (c == alpha ? 1 : weight) }
+                                    at += channels
+                                }
+                            }
+                        }
+                        let target = output.baseAddress! + y * width * channels
+                        for x in 0..<width {
+                            let sum = sums.baseAddress! + x * channels
+                            let coverage = alpha >= 0 ? sum[alpha] : area
+                            for c in 0..<channels {
+                                let value = c == alpha ? (sum[c] + area / 2) / area
+                                    : coverage == 0 ? 0 : (sum[c] + coverage / 2) / coverage
+                                target[x * channels + c] = UInt8(min(255, value))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return PixelImage(width: width, height: height, channels: channels, pixels: output)
     }
 
     /// Shrinks the whole image to `width`×`height` in one separable pass of `filter`.

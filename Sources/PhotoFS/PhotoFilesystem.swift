@@ -90,6 +90,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
                             renderOptions: options.renderOptions, logger: logger)
         }
         generation = try? catalog.generation()
+        variants?.sizeChanged = { [weak self] seq in self?.invalidate?([.inode(Node.photo(seq: seq).inode)]) }
     }
 
     // MARK: Catalog changes
@@ -421,18 +422,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
             attributes.size = produced.record.byteSize
             variantBytes = produced.data
         }
-        let content: ContentHandle?
-        if variantBytes != nil {
-            content = nil
-        } else {
-          do {
-            content = try cache.open(source)
-        } catch let error as ContentError {
-            logger.error("cannot open photo", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
-                                                          "url": "\(photo.originalURL)", "error": "\(error)"])
-            throw FilesystemError(error.kind == .noSpace ? .noSpace : .ioFailure, "\(error)", underlying: error)
-          }
-        }
+        // A variant held in memory needs no cache file; an original (or a variant that is the original
+        // unchanged) streams from the cache.
+        let content = variantBytes == nil ? try openOriginal(source, photo: photo, inode: inode) : nil
         let isBackup = processName.map { options.backupTools.contains($0) } ?? false
         if isBackup {
             logger.trace("open by backup tool not recorded", metadata: ["photo": "\(photo.id)", "process": "\(processName ?? "")"])
@@ -445,6 +437,16 @@ public final class PhotoFilesystem: @unchecked Sendable {
         openPhotos[inode] = (attributes, (openPhotos[inode]?.count ?? 0) + 1)
         lock.unlock()
         return OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes)
+    }
+
+    private func openOriginal(_ source: ContentSource, photo: PhotoRecord, inode: UInt64) throws -> ContentHandle {
+        do {
+            return try cache.open(source)
+        } catch let error as ContentError {
+            logger.error("cannot open photo", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
+                                                          "url": "\(photo.originalURL)", "error": "\(error)"])
+            throw FilesystemError(error.kind == .noSpace ? .noSpace : .ioFailure, "\(error)", underlying: error)
+        }
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of file (the FUSE read contract).

@@ -41,6 +41,8 @@ public final class VariantProducer: @unchecked Sendable {
     /// transaction (and fsync) per photo of an `ls -l`.
     private var unwritten: [Int64: ProducedVariant] = [:]
     private let writer = DispatchQueue(label: "photofs.variants")
+    /// Called with a photo's seq when a variant's size differs from the one reported before.
+    public var sizeChanged: ((Int64) -> Void)?
 
     public init(spec: VariantSpec, catalog: Catalog, cache: OriginalCache, http: HTTPClient,
                 renderOptions: RenderOptions, logger: Logger) {
@@ -118,14 +120,19 @@ public final class VariantProducer: @unchecked Sendable {
             ?? RenditionChoice.source(for: self.spec, among: renditions, originalURL: photo.originalURL,
                                      originalType: photo.contentType)?.url
             ?? photo.originalURL
-        let (sourceData, sourceType) = try fetchSource(sourceURL, photo: photo, renditions: renditions)
+        let source = try fetchSource(sourceURL, photo: photo)
         let rendered: RenderedVariant
         renderSlots.wait()
         let started = DispatchTime.now()
         do {
             defer { renderSlots.signal() }
-            rendered = try VariantRenderer.render(sourceData, contentType: sourceType, spec: self.spec,
+            // An original is read from its cache file only now, with a render slot: jobs waiting for a slot
+            // hold a path, not up to 16 MB each.
+            let data = try source.data ?? readCached(source, photo: photo, url: sourceURL)
+            rendered = try VariantRenderer.render(data, contentType: source.type, spec: self.spec,
                                                   outputType: photo.contentType, options: renderOptions)
+        } catch let error as FilesystemError {
+            throw error
         } catch {
             let message = "photo \(photo.id) cannot be rendered at \(spec): \(error)"
             logger.error("render failed", metadata: ["photo": "\(photo.id)", "inode": "\(photo.seq)", "op": "render",
@@ -145,11 +152,12 @@ public final class VariantProducer: @unchecked Sendable {
                                    width: rendered.width, height: rendered.height, contentType: rendered.contentType,
                                    unchanged: unchanged)
         if let stored, stored.byteSize != record.byteSize {
-            // Deterministic rendering makes this impossible unless libjpeg/libpng changed under us; the new
-            // size wins and the kernel is told through the size map on the next catalog check.
+            // Deterministic rendering makes this impossible unless libjpeg or libpng changed under us (an
+            // upgrade): the new size wins, and the kernel must forget the old one.
             logger.warning("variant re-rendered to another size", metadata: [
                 "photo": "\(photo.id)", "size": "\(spec)", "was": "\(stored.byteSize)", "now": "\(record.byteSize)",
             ])
+            sizeChanged?(photo.seq)
         }
         if case .fit = self.spec, !unchanged {
             do { try cache.store(rendered.data, key: cacheKey(record, photo: photo)) } catch {
@@ -208,20 +216,36 @@ public final class VariantProducer: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// The source's bytes: the original through the cache (downloaded once, shared with original-size
-    /// mounts), a smaller rendition straight from the origin (it is only read to render; the variant is kept).
-    private func fetchSource(_ url: String, photo: PhotoRecord, renditions: [Rendition]) throws -> (Data, String) {
+    /// Where a source's bytes are: an original's cache file, or a rendition's bytes in memory.
+    private struct FetchedSource {
+        var original: ContentSource?
+        var path: String?
+        var data: Data?
+        var type: String
+    }
+
+    /// An original's bytes from its cache file; fetched again if the cache evicted it since (a full cache
+    /// under many renders).
+    private func readCached(_ source: FetchedSource, photo: PhotoRecord, url: String) throws -> Data {
+        if let path = source.path, let data = FileManager.default.contents(atPath: path) { return data }
+        if let original = source.original, let path = try? cache.fetch(original),
+           let data = FileManager.default.contents(atPath: path) {
+            return data
+        }
+        logger.error("cannot read cached photo to render", metadata: ["photo": "\(photo.id)", "path": "\(source.path ?? "")"])
+        throw FilesystemError(.ioFailure, "photo \(photo.id): cannot read its cached original (\(url))")
+    }
+
+    /// The source: the original through the cache (downloaded once, shared with original-size mounts), a
+    /// smaller rendition straight from the origin (it is only read to render; the variant is what is kept).
+    private func fetchSource(_ url: String, photo: PhotoRecord) throws -> FetchedSource {
         if url == photo.originalURL {
             guard let size = photo.byteSize, let type = photo.contentType else {
                 throw FilesystemError(.notFound, "photo \(photo.id) is no longer in the catalog")
             }
             let source = ContentSource(photoID: photo.id, url: url, expectedSize: size, contentType: type, etag: photo.etag)
             do {
-                let path = try cache.fetch(source)
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw ContentError(kind: .localIO("cannot read \(path)"), photoID: photo.id, url: url)
-                }
-                return (data, type)
+                return FetchedSource(original: source, path: try cache.fetch(source), data: nil, type: type)
             } catch let error as ContentError {
                 logger.error("cannot fetch photo to render", metadata: ["photo": "\(photo.id)", "url": "\(url)",
                                                                          "error": "\(error)"])
@@ -239,7 +263,7 @@ public final class VariantProducer: @unchecked Sendable {
                 throw ContentError(kind: response.status == 200 ? .wrongContentType(type) : .httpStatus(response.status),
                                    photoID: photo.id, url: url)
             }
-            return (response.body, type)
+            return FetchedSource(original: nil, path: nil, data: response.body, type: type)
         } catch {
             logger.error("cannot fetch rendition to render", metadata: ["photo": "\(photo.id)", "url": "\(url)",
                                                                          "error": "\(error)"])

@@ -33,6 +33,7 @@ struct DemoCommand: ParsableCommand {
     func run() throws {
         // Before any thread starts: see SignalMask.
         SignalMask.blockTerminationSignals()
+        MemoryTuning.apply()
         let logger = logging.makeLogger("photofs.demo")
         let directory = URL(fileURLWithPath: Paths.absolute(self.directory))
         let mountpoint = Paths.absolute(self.mountpoint)

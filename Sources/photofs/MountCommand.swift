@@ -92,6 +92,7 @@ struct MountCommand: ParsableCommand {
             return
         }
         SignalMask.blockTerminationSignals()
+        MemoryTuning.apply()
         let logger = logging.makeLogger("photofs.mount")
         var http = HTTPConfiguration()
         http.connectTimeout = connectTimeout

@@ -44,6 +44,17 @@ final class ImageResizerTests: XCTestCase {
         XCTAssertGreaterThan(thumbnail.pixels.min() ?? 0, 200, "only the white middle is shown")
     }
 
+    func testBlockShrinkAveragesWholeBlocksWeightingColoursByAlpha() {
+        let image = gray(5, 2, [0, 100, 200, 40, 99,
+                                20, 60, 0, 40, 99])
+        XCTAssertEqual(ImageResizer.blockShrink(image, by: 2).pixels, [45, 70], "the odd last column is left out")
+        // Gray+alpha: a transparent pixel's colour does not count; alpha itself is the plain mean.
+        let withAlpha = PixelImage(width: 2, height: 1, channels: 2, pixels: [200, 255, 0, 0])
+        XCTAssertEqual(ImageResizer.blockShrink(withAlpha, by: 1).pixels, [200, 255, 0, 0])
+        let shrunk = ImageResizer.blockShrink(PixelImage(width: 2, height: 2, channels: 2, pixels: [200, 255, 0, 0, 200, 255, 0, 0]), by: 2)
+        XCTAssertEqual(shrunk.pixels, [200, 128])
+    }
+
     func testCentreSquareCropsTheMiddle() {
         let image = gray(4, 2, [1, 2, 3, 4,
                                 5, 6, 7, 8])
