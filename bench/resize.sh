@@ -8,67 +8,19 @@ BIN=$ROOT/.build/release/photofs
 WORK=${BENCH_WORK:-$ROOT/bench-work}-resize
 NGINX_PORT=18183
 ORIGIN_PORT=18184
-SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
 CORES=$(nproc)
 # ImageMagick's `convert` by full path: a stand-in of the same name may come first on PATH.
 CONVERT=/usr/bin/convert
 COMPARE=/usr/bin/compare
+PACKAGES="libvips-tools imagemagick"
+source bench/common.sh
+mkdir -p "$WORK"/{cache,out}
 
-PACKAGES="libvips-tools imagemagick nginx-light curl sqlite3 bc ukui-wallpapers gnome-backgrounds mate-backgrounds plasma-workspace-wallpapers"
-missing=$(for p in $PACKAGES; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"; done)
-if [ -n "$missing" ]; then
-  $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
-fi
-
-pids=()
-mounts=()
-cleanup() {
-  for m in "${mounts[@]}"; do fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
-}
-trap cleanup EXIT
-pkill -f "nginx -c $WORK/nginx.conf" 2>/dev/null || true
-pkill -f "photofs origin --port $ORIGIN_PORT" 2>/dev/null || true
-for m in "$WORK"/mnt*; do fusermount3 -uz "$m" 2>/dev/null || true; done
-rm -rf "$WORK"
-mkdir -p "$WORK"/{www,cache,out}
-
-# The same photo set as bench/run.sh: Debian's wallpapers over 100 KB, JPEG and PNG.
-while IFS= read -r -d '' f; do
-  cp "$f" "$WORK/www/$(echo "${f#/usr/share/}" | tr '/ ' '__')"
-done < <(find /usr/share/backgrounds /usr/share/wallpapers /usr/share/images -type f \
-           \( -iname '*.jpg' -o -iname '*.jpeg' -o -iname '*.png' \) -size +100k -print0 2>/dev/null)
-count=$(ls "$WORK/www" | wc -l)
 megapixels=$(cd "$WORK/www" && for f in *; do echo "$(vipsheader -f width "$f") $(vipsheader -f height "$f")"; done \
   | awk '{mp = $1 * $2 / 1e6; total += mp; if (min == "" || mp < min) min = mp; if (mp > max) max = mp}
          END {printf "%.1f–%.1f MP each, %.0f MP in all", min, max, total}')
 echo "photo set: $count files, $megapixels"
 
-cat > "$WORK/nginx.conf" <<CONF
-worker_processes 2;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx-error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  types { image/jpeg jpg jpeg; image/png png; }
-  server { listen 127.0.0.1:$NGINX_PORT; root $WORK/www; }
-}
-CONF
-nginx -c "$WORK/nginx.conf" -p "$WORK"
-"$BIN" origin --port $ORIGIN_PORT --photos-dir "$WORK/www" --image-base-url "http://127.0.0.1:$NGINX_PORT/" \
-  > "$WORK/origin.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$ORIGIN_PORT/services/rest/" && break; sleep 0.1; done
-"$BIN" import flickr "$WORK/library.sqlite" --endpoint "http://127.0.0.1:$ORIGIN_PORT/services/rest/" --api-key demo \
-  > "$WORK/import.log" 2>&1
-
-now() { date +%s.%N; }
-elapsed() { echo "$2 - $1" | bc -l; }
-ratio() { echo "scale=2; $1 / $2" | bc -l; }
 fmt() { printf '%.2f' "$1"; }
 
 # Originals into the cache through an original-size mount (the benchmark is about resizing, not fetching).

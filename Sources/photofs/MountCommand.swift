@@ -81,8 +81,10 @@ struct MountCommand: ParsableCommand {
         let mountpoint = Paths.absolute(self.mountpoint)
         let cacheDirectory = cacheDir.map { URL(fileURLWithPath: Paths.absolute($0)) }
             ?? Paths.defaultCacheDirectory(forLibrary: library)
+        let sizes: (VariantSpec?, RenderOptions)
         do {
             try MountCommand.checkPaths(library: library, mountpoint: mountpoint)
+            sizes = try MountCommand.parseSize(size, jpegQuality: jpegQuality, maxPixels: maxPixels)
         } catch {
             report(failure: "\(error)")
             throw error
@@ -98,13 +100,7 @@ struct MountCommand: ParsableCommand {
         http.connectTimeout = connectTimeout
         http.stallTimeout = stallTimeout
         var options = FilesystemOptions()
-        do {
-            (options.variant, options.renderOptions) = try MountCommand.parseSize(size, jpegQuality: jpegQuality,
-                                                                                   maxPixels: maxPixels)
-        } catch {
-            report(failure: "\(error)")
-            throw error
-        }
+        (options.variant, options.renderOptions) = sizes
         options.prefetchCount = max(0, prefetch)
         options.backupTools = Set(backupTools.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
         let session: FuseSession

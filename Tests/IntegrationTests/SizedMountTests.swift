@@ -252,4 +252,16 @@ final class SizedMountTests: MountedTestCase {
         XCTAssertEqual(Shell.run("stat", ["-c", "%s", second + relative]).text.trimmingCharacters(in: .whitespacesAndNewlines),
                        String(small.stdout.count))
     }
+
+    func testBadSizeOptionsAreRefusedBeforeMounting() throws {
+        for (arguments, message) in [(["--size", "banana"], "--size takes original"), (["--size", "square:0"], "--size takes"),
+                                     (["--size", "0"], "--size takes"), (["--size", "512", "--jpeg-quality", "0"], "--jpeg-quality"),
+                                     (["--size", "512", "--max-pixels", "0"], "--max-pixels")] {
+            let result = harness.photofs(["mount", harness.library, harness.mountpoint, "--cache-dir", harness.cacheDirectory]
+                                         + arguments)
+            XCTAssertNotEqual(result.status, 0, "\(arguments)")
+            XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            XCTAssertFalse(harness.isMounted, "\(arguments)")
+        }
+    }
 }
