@@ -1,5 +1,6 @@
 // The one error type the filesystem logic throws: a code the FUSE adapter turns into an errno, and a message.
 import Foundation
+import Logging
 
 public struct FilesystemError: Error, CustomStringConvertible {
     /// What went wrong, in the terms a file system speaks. The adapter maps each to exactly one errno.
@@ -22,5 +23,14 @@ public struct FilesystemError: Error, CustomStringConvertible {
 
     public var description: String {
         underlying.map { "\(message): \($0)" } ?? message
+    }
+}
+
+/// Runs a catalog read for the file system: failures (a library deleted, corrupted or locked underneath the
+/// mount) become EIO with the cause in the log, never a crash.
+func catalogRead<T>(logging logger: Logger, _ body: () throws -> T) throws -> T {
+    do { return try body() } catch let error as FilesystemError { throw error } catch {
+        logger.error("catalog read failed", metadata: ["error": "\(error)"])
+        throw FilesystemError(.ioFailure, "catalog read failed", underlying: error)
     }
 }

@@ -256,7 +256,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         if let cached = listings[node] { lock.unlock(); return cached }
         lock.unlock()
         let started = DispatchTime.now()
-        let built = try catalogCall { try build(node) }
+        let built = try catalogRead(logging: logger) { try build(node) }
         logger.debug("listing built", metadata: [
             "inode": "\(node.inode)", "entries": "\(built.entries.count)",
             "ms": "\(Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6)",
@@ -379,7 +379,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         lock.lock()
         if let row = photoRows[seq] { lock.unlock(); return row }
         lock.unlock()
-        let row = try catalogCall { try catalog.photo(seq: seq) }
+        let row = try catalogRead(logging: logger) { try catalog.photo(seq: seq) }
         lock.lock()
         if photoRows.count >= 4096 { photoRows.removeAll(keepingCapacity: true) }
         photoRows[seq] = row
@@ -396,7 +396,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         lock.lock()
         if let recentSeqs { lock.unlock(); return recentSeqs }
         lock.unlock()
-        let seqs = Set(try catalogCall { try catalog.recentPhotos(limit: options.recentLimit) }.map(\.seq))
+        let seqs = Set(try catalogRead(logging: logger) { try catalog.recentPhotos(limit: options.recentLimit) }.map(\.seq))
         lock.lock()
         recentSeqs = seqs
         lock.unlock()
@@ -548,15 +548,6 @@ public final class PhotoFilesystem: @unchecked Sendable {
             checkForCatalogChanges()
         } catch {
             logger.warning("could not record recent opens", metadata: ["count": "\(batch.count)", "error": "\(error)"])
-        }
-    }
-
-    /// Catalog failures (a file deleted, corrupted or locked underneath the mount) become EIO with the cause
-    /// in the log, never a crash.
-    private func catalogCall<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as FilesystemError { throw error } catch {
-            logger.error("catalog read failed", metadata: ["error": "\(error)"])
-            throw FilesystemError(.ioFailure, "catalog read failed", underlying: error)
         }
     }
 }

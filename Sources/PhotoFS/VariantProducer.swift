@@ -67,11 +67,7 @@ public final class VariantProducer: @unchecked Sendable {
 
     /// The variant of `photo`, rendered now if needed (joining a render already under way).
     public func produce(_ photo: PhotoRecord, priority: PriorityWorkPool<ProducedVariant>.Priority) throws -> ProducedVariant {
-        lock.lock()
-        let failure = undecodable[photo.seq]
-        lock.unlock()
-        if let failure { throw FilesystemError(.ioFailure, failure) }
-        return try pool.run(key: String(photo.seq), priority: priority) { [self] in try make(photo) }
+        try pool.run(key: String(photo.seq), priority: priority) { [self] in try make(photo) }
     }
 
     /// Queues `photos` for rendering in the background (a listing about to be shown with sizes, or the photos
@@ -110,12 +106,12 @@ public final class VariantProducer: @unchecked Sendable {
         if let failure = undecodable[photo.seq] { lock.unlock(); throw FilesystemError(.ioFailure, failure) }
         lock.unlock()
         let spec = self.spec.description
-        let stored = try catalogCall { try catalog.variant(seq: photo.seq, spec: spec) }
+        let stored = try catalogRead(logging: logger) { try catalog.variant(seq: photo.seq, spec: spec) }
         if let stored, let found = try storedBytes(of: stored, photo: photo) { return remember(found, write: false) }
 
         // Render: from the source recorded before (so a variant evicted from the cache comes back identical),
         // else the smallest rendition that is big enough, else the original.
-        let renditions = try catalogCall { try catalog.renditions(seq: photo.seq) }
+        let renditions = try catalogRead(logging: logger) { try catalog.renditions(seq: photo.seq) }
         let sourceURL = stored?.sourceURL
             ?? RenditionChoice.source(for: self.spec, among: renditions, originalURL: photo.originalURL,
                                      originalType: photo.contentType)?.url
@@ -174,7 +170,7 @@ public final class VariantProducer: @unchecked Sendable {
         if record.unchanged { return ProducedVariant(record: record, data: nil, photo: photo) }
         let data: Data?
         switch spec {
-        case .square: data = try catalogCall { try catalog.thumbnail(seq: photo.seq, spec: record.spec) }
+        case .square: data = try catalogRead(logging: logger) { try catalog.thumbnail(seq: photo.seq, spec: record.spec) }
         case .fit: data = cache.storedData(key: cacheKey(record, photo: photo))
         }
         guard let data, Int64(data.count) == record.byteSize else { return nil }
@@ -278,12 +274,5 @@ public final class VariantProducer: @unchecked Sendable {
         let marker = ContentSource(photoID: "variant-\(photo.id)", url: "\(record.spec)|\(record.sourceURL)",
                                    expectedSize: 0, contentType: OriginalCache.key(for: original))
         return OriginalCache.key(for: marker)
-    }
-
-    private func catalogCall<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as FilesystemError { throw error } catch {
-            logger.error("catalog read failed", metadata: ["error": "\(error)"])
-            throw FilesystemError(.ioFailure, "catalog read failed", underlying: error)
-        }
     }
 }
