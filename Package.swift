@@ -39,6 +39,8 @@ let package = Package(
         .testTarget(name: "PhotoTreeTests", dependencies: ["PhotoTree", "PhotoCatalog"]),
         .testTarget(name: "PhotoContentTests", dependencies: ["PhotoContent", "FlickrOrigin"]),
         .testTarget(name: "FlickrImportTests", dependencies: ["FlickrImport", "FlickrOrigin", "PhotoCatalog"]),
+        .testTarget(name: "PhotoFSTests", dependencies: ["PhotoFS", "PhotoCatalog", "PhotoTree", "PhotoContent", "FlickrOrigin",
+                                                    .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "IntegrationTests", dependencies: ["FlickrOrigin", "PhotoCatalog", "PhotoContent"]),
     ],
     swiftLanguageModes: [.v5]

@@ -19,8 +19,9 @@ static inline int photofs_fuse_loop_mt(struct fuse_session *se, unsigned int max
 }
 
 /* struct fuse_file_info flags are C bitfields. */
-static inline void photofs_fi_set_open_flags(struct fuse_file_info *fi, int keep_cache, int noflush) {
+static inline void photofs_fi_set_open_flags(struct fuse_file_info *fi, int keep_cache, int direct_io, int noflush) {
     fi->keep_cache = keep_cache ? 1 : 0;
+    fi->direct_io = direct_io ? 1 : 0;
     fi->noflush = noflush ? 1 : 0;
 }
 static inline void photofs_fi_set_dir_flags(struct fuse_file_info *fi, int cache_readdir, int keep_cache) {

@@ -23,6 +23,8 @@ public struct OriginPhoto: Sendable {
     public var renditions: [String: OriginImage] = [:]
     /// Where the original really is when another server (nginx in `make bench`) serves the bytes.
     public var externalURL: String?
+    /// Flickr's `secret`, part of every image URL. Flickr gives a replaced photo a new one, so its URLs change.
+    public var secret = "5ec4e7"
 
     public init(id: String, owner: String, ownerName: String?, title: String, description: String = "",
                 dateTaken: String?, dateUpload: Int64, placeID: String?, latitude: Double? = nil,
@@ -34,9 +36,9 @@ public struct OriginPhoto: Sendable {
     }
 
     var imageSuffix: String { hasOriginal ? "o" : "l" }
-    var imagePath: String { "/photos/\(id)_\(imageSuffix).\(image.fileExtension)" }
-    var thumbnailPath: String { "/photos/\(id)_sq.jpg" }
-    public func renditionPath(_ label: String) -> String { "/photos/\(id)_\(label).jpg" }
+    var imagePath: String { "/photos/\(id)_\(secret)_\(imageSuffix).\(image.fileExtension)" }
+    var thumbnailPath: String { "/photos/\(id)_\(secret)_sq.jpg" }
+    public func renditionPath(_ label: String) -> String { "/photos/\(id)_\(secret)_\(label).jpg" }
 }
 
 public struct OriginImage: Sendable {
@@ -224,7 +226,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
 
     private func photoJSON(_ photo: OriginPhoto, extras: Set<String>, host: String) -> [String: Any] {
         var item: [String: Any] = [
-            "id": photo.id, "owner": photo.owner, "secret": "5ec4e7", "server": "65535", "farm": 66,
+            "id": photo.id, "owner": photo.owner, "secret": photo.secret, "server": "65535", "farm": 66,
             "title": photo.title, "ispublic": 1, "isfriend": 0, "isfamily": 0,
         ]
         if extras.contains("description") { item["description"] = ["_content": photo.description] }

@@ -11,41 +11,17 @@ public struct FuseMountError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// How long the kernel may cache answers. The catalog is local and changes only through imports, which the
-/// filesystem notices within its poll interval (1 s) and then invalidates exactly what changed
-/// (notify_inval_entry / notify_inval_inode), so the timeouts can be long: a warm `ls -lR` of 100,000 photos
-/// then never reaches the daemon.
-public struct FuseTimeouts: Sendable {
-    public var entry: Double = 3600
-    public var attributes: Double = 3600
-    /// Names that do not exist (file managers probe for .directory, .hidden, Thumbs.db in every folder).
-    /// Shorter than positive entries: a name can only appear through an import, which invalidates it, but
-    /// an hour of "no such file" after a missed invalidation would be worse than a re-ask per minute.
-    public var negativeEntry: Double = 60
-    public init() {}
-}
-
-/// State of one open directory: the listing as it was at opendir, so offsets stay valid while it is read.
-final class DirectoryHandle {
-    let listing: DirectoryListing
-    let parent: UInt64
-    init(listing: DirectoryListing, parent: UInt64) { self.listing = listing; self.parent = parent }
-}
-
 public final class FuseSession: @unchecked Sendable {
     let filesystem: PhotoFilesystem
     let logger: Logger
-    let timeouts: FuseTimeouts
     private var session: OpaquePointer?
     private var arguments: [UnsafeMutablePointer<CChar>?] = []
     public let mountpoint: String
 
     /// `options` are extra `-o` mount options (allow_other, ...). The mount is always read-only.
-    public init(filesystem: PhotoFilesystem, mountpoint: String, fsName: String, options: [String],
-                timeouts: FuseTimeouts = FuseTimeouts(), logger: Logger) {
+    public init(filesystem: PhotoFilesystem, mountpoint: String, fsName: String, options: [String], logger: Logger) {
         self.filesystem = filesystem
         self.mountpoint = mountpoint
-        self.timeouts = timeouts
         self.logger = logger
         // fsname shows in `mount` and `df`; commas would end the option, so they go.
         let name = fsName.replacingOccurrences(of: ",", with: "_")
@@ -128,15 +104,16 @@ public final class FuseSession: @unchecked Sendable {
 
     func fill(_ attributes: NodeAttributes) -> stat {
         var st = stat()
+        let size = max(0, attributes.size)
         st.st_ino = UInt(attributes.inode)
         st.st_mode = (attributes.isDirectory ? S_IFDIR : S_IFREG) | attributes.permissions
         st.st_nlink = UInt(attributes.linkCount)
         st.st_uid = filesystem.options.uid
         st.st_gid = filesystem.options.gid
-        st.st_size = Int(attributes.size)
+        st.st_size = Int(size)
         // 1 MiB: the unit cp and rsync size their reads by; photos are read whole.
         st.st_blksize = 1 << 20
-        st.st_blocks = Int((attributes.size + 511) / 512)
+        st.st_blocks = Int(size / 512 + (size % 512 == 0 ? 0 : 1))
         let time = timespec(tv_sec: Int(attributes.mtime), tv_nsec: 0)
         st.st_mtim = time
         st.st_atim = time
@@ -144,13 +121,13 @@ public final class FuseSession: @unchecked Sendable {
         return st
     }
 
-    func entry(_ attributes: NodeAttributes) -> fuse_entry_param {
+    func entry(_ attributes: NodeAttributes, entryTimeout: Double, attributeTimeout: Double) -> fuse_entry_param {
         var param = fuse_entry_param()
         param.ino = attributes.inode
         param.generation = 1
         param.attr = fill(attributes)
-        param.attr_timeout = timeouts.attributes
-        param.entry_timeout = timeouts.entry
+        param.attr_timeout = attributeTimeout
+        param.entry_timeout = entryTimeout
         return param
     }
 
@@ -164,11 +141,10 @@ public final class FuseSession: @unchecked Sendable {
         fuse_reply_err(req, code)
     }
 
-    /// The command name of the process behind a request (for /recent: backup tools do not count).
-    func processName(_ req: fuse_req_t?) -> String? {
+    /// The process behind a request (for /recent: backups and file managers do not count).
+    func opener(_ req: fuse_req_t?) -> OpenerIdentity? {
         guard let context = fuse_req_ctx(req) else { return nil }
-        guard let comm = try? String(contentsOfFile: "/proc/\(context.pointee.pid)/comm", encoding: .utf8) else { return nil }
-        return comm.trimmingCharacters(in: .whitespacesAndNewlines)
+        return OpenerIdentity(thread: context.pointee.pid)
     }
 
     static func install(_ ops: inout fuse_lowlevel_ops) {
@@ -185,15 +161,17 @@ public final class FuseSession: @unchecked Sendable {
         }
         ops.lookup = { req, parent, name in
             let fs = FuseSession.instance(req)
-            let name = String(cString: name!)
             do {
-                var param = fs.entry(try fs.filesystem.lookup(parent: parent, name: name))
-                fuse_reply_entry(req, &param)
-            } catch let error as FilesystemError where error.code == .notFound {
-                // A negative entry (inode 0) lets the kernel remember "not there" for a while.
-                var param = fuse_entry_param()
-                param.entry_timeout = fs.timeouts.negativeEntry
-                fuse_reply_entry(req, &param)
+                switch try fs.filesystem.lookup(parent: parent, name: String(cString: name!)) {
+                case .entry(let attributes, let entryTimeout, let attributeTimeout):
+                    var param = fs.entry(attributes, entryTimeout: entryTimeout, attributeTimeout: attributeTimeout)
+                    fuse_reply_entry(req, &param)
+                case .negative(let timeout):
+                    // Node id 0: the kernel remembers "not there" for `timeout` seconds.
+                    var param = fuse_entry_param()
+                    param.entry_timeout = timeout
+                    fuse_reply_entry(req, &param)
+                }
             } catch {
                 fs.fail(req, error, op: "lookup", inode: parent)
             }
@@ -203,15 +181,12 @@ public final class FuseSession: @unchecked Sendable {
         ops.forget_multi = { req, _, _ in fuse_reply_none(req) }
         ops.getattr = { req, ino, fi in
             let fs = FuseSession.instance(req)
-            if let fi, let pointer = UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh)), Node(inode: ino)?.isDirectory == false {
-                // fstat, or the kernel checking before a read: the open handle's own attributes.
-                var st = fs.fill(Unmanaged<OpenPhoto>.fromOpaque(pointer).takeUnretainedValue().attributes)
-                fuse_reply_attr(req, &st, fs.timeouts.attributes)
-                return
-            }
+            let handle = fi.flatMap { UnsafeRawPointer(bitPattern: UInt($0.pointee.fh)) }
+                .map { Unmanaged<OpenPhoto>.fromOpaque($0).takeUnretainedValue() }
             do {
-                var st = fs.fill(try fs.filesystem.attributes(of: ino))
-                fuse_reply_attr(req, &st, fs.timeouts.attributes)
+                let reply = try fs.filesystem.getattr(ino, handle: handle)
+                var st = fs.fill(reply.attributes)
+                fuse_reply_attr(req, &st, reply.timeout)
             } catch {
                 fs.fail(req, error, op: "getattr", inode: ino)
             }
@@ -219,19 +194,15 @@ public final class FuseSession: @unchecked Sendable {
         ops.open = { req, ino, fi in
             let fs = FuseSession.instance(req)
             guard let fi else { fuse_reply_err(req, EINVAL); return }
-            if fi.pointee.flags & O_ACCMODE != O_RDONLY || fi.pointee.flags & O_TRUNC != 0 {
-                fuse_reply_err(req, EROFS)
-                return
-            }
             do {
-                let handle = try fs.filesystem.open(inode: ino, processName: fs.processName(req))
-                fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(handle).toOpaque()))
-                // Cached bytes never change under one inode (a changed photo is a new cache file, and its
-                // new size/mtime makes the kernel drop pages), so the page cache may keep them across opens.
-                photofs_fi_set_open_flags(fi, 1, 1)
+                let reply = try fs.filesystem.open(inode: ino, forWriting: fi.pointee.flags & O_ACCMODE != O_RDONLY,
+                                                   truncating: fi.pointee.flags & O_TRUNC != 0, opener: fs.opener(req))
+                fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(reply.handle).toOpaque()))
+                // noflush: close(2) of a read-only photo has nothing to flush, so the kernel need not ask.
+                photofs_fi_set_open_flags(fi, reply.pageCache.keepCache ? 1 : 0, reply.pageCache.directIO ? 1 : 0, 1)
                 if fuse_reply_open(req, fi) != 0 {
                     // The opener was interrupted; no release will come for this handle.
-                    fs.filesystem.release(handle)
+                    fs.filesystem.release(reply.handle)
                     Unmanaged<OpenPhoto>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh))!).release()
                 }
             } catch {
@@ -275,12 +246,12 @@ public final class FuseSession: @unchecked Sendable {
             let fs = FuseSession.instance(req)
             guard let fi else { fuse_reply_err(req, EINVAL); return }
             do {
-                let handle = DirectoryHandle(listing: try fs.filesystem.listing(of: ino), parent: fs.filesystem.parent(of: ino))
-                fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(handle).toOpaque()))
+                let directory = try fs.filesystem.openDirectory(ino)
+                fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(directory).toOpaque()))
                 // The kernel may keep this listing until the catalog changes (we invalidate the directory then).
                 photofs_fi_set_dir_flags(fi, 1, 1)
                 if fuse_reply_open(req, fi) != 0 {
-                    Unmanaged<DirectoryHandle>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh))!).release()
+                    Unmanaged<OpenDirectory>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh))!).release()
                 }
             } catch {
                 fs.fail(req, error, op: "opendir", inode: ino)
@@ -290,25 +261,28 @@ public final class FuseSession: @unchecked Sendable {
         ops.readdirplus = { req, ino, size, offset, fi in FuseSession.instance(req).readDirectory(req, ino, size, offset, fi, plus: true) }
         ops.releasedir = { req, _, fi in
             if let fi, let pointer = UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh)) {
-                Unmanaged<DirectoryHandle>.fromOpaque(pointer).release()
+                Unmanaged<OpenDirectory>.fromOpaque(pointer).release()
             }
             fuse_reply_err(req, 0)
         }
         ops.statfs = { req, _ in
-            let fs = FuseSession.instance(req)
-            let usage = fs.filesystem.usage()
+            let usage = FuseSession.instance(req).filesystem.usage()
             var info = statvfs()
-            info.f_bsize = 4096
-            info.f_frsize = 4096
-            info.f_blocks = UInt((usage.bytes + 4095) / 4096)
+            info.f_bsize = UInt(usage.blockSize)
+            info.f_frsize = UInt(usage.blockSize)
+            info.f_blocks = UInt(usage.blocks)
             info.f_files = UInt(usage.files)
-            info.f_namemax = 255
+            info.f_namemax = UInt(usage.nameMax)
             info.f_flag = UInt(ST_RDONLY)
             fuse_reply_statfs(req, &info)
         }
         ops.access = { req, ino, mask in
             // Reached only without default_permissions; writing is never allowed.
-            fuse_reply_err(req, mask & W_OK != 0 ? EROFS : 0)
+            if mask & W_OK != 0 {
+                FuseSession.instance(req).fail(req, FilesystemError(.readOnly, "read-only"), op: "access", inode: ino)
+            } else {
+                fuse_reply_err(req, 0)
+            }
         }
         // Every call that would change the tree: the file system is read-only.
         ops.setattr = { req, _, _, _, _ in fuse_reply_err(req, EROFS) }
@@ -326,66 +300,32 @@ public final class FuseSession: @unchecked Sendable {
         ops.fallocate = { req, _, _, _, _, _ in fuse_reply_err(req, EROFS) }
     }
 
-    /// Fills one readdir(plus) reply from the listing captured at opendir. Offsets: 1 is ".", 2 is "..",
-    /// 3... the entries; each entry carries the offset of the one after it, as the kernel expects.
+    /// Packs readdir(plus) entries from the filesystem, from the kernel's offset on, until the buffer is full.
     func readDirectory(_ req: fuse_req_t?, _ ino: UInt64, _ size: Int, _ offset: off_t,
                        _ fi: UnsafeMutablePointer<fuse_file_info>?, plus: Bool) {
         guard let fi, let pointer = UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh)) else {
             fuse_reply_err(req, EBADF)
             return
         }
-        let handle = Unmanaged<DirectoryHandle>.fromOpaque(pointer).takeUnretainedValue()
-        let listing = handle.listing
+        let directory = Unmanaged<OpenDirectory>.fromOpaque(pointer).takeUnretainedValue()
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: size)
         defer { buffer.deallocate() }
         var used = 0
-        var index = Int(offset)
-        let total = listing.entries.count + 2
-        while index < total {
-            let name: String
-            var attributes: NodeAttributes
-            var attributesKnown = true
-            if index == 0 {
-                name = "."
-                attributes = listing.attributes
-            } else if index == 1 {
-                name = ".."
-                attributes = (try? filesystem.attributes(of: handle.parent)) ?? listing.attributes
-            } else {
-                let entry = listing.entries[index - 2]
-                name = entry.name
-                attributes = entry.attributes
-                if plus {
-                    // A variant not rendered yet has no size to give, and a catalog that cannot be read has no
-                    // attributes: such entries go without (the kernel's lookup then gets the real answer).
-                    if let known = try? filesystem.currentIfKnown(entry.attributes) {
-                        attributes = known
-                    } else {
-                        attributesKnown = false
-                    }
-                } else {
-                    attributes = (try? filesystem.current(entry.attributes)) ?? entry.attributes
-                }
-            }
+        var position = Int64(offset)
+        while let item = filesystem.directoryEntry(directory, at: position, plus: plus) {
             let needed: Int
             if plus {
-                var param = entry(attributes)
-                if !attributesKnown {
-                    // Node id 0 in a readdirplus entry means "no attributes here", not "no such file" (the
-                    // kernel's fuse_direntplus_link skips it); the name, inode number and type still list,
-                    // and the kernel sends a lookup when someone stats the file.
-                    param.ino = 0
-                    param.attr_timeout = 0
-                    param.entry_timeout = 0
-                }
-                needed = fuse_add_direntry_plus(req, buffer + used, size - used, name, &param, off_t(index + 1))
+                var param = entry(item.attributes, entryTimeout: item.entryTimeout, attributeTimeout: item.attributeTimeout)
+                // Node id 0 in a readdirplus entry means "no attributes here", not "no such file".
+                if !item.attributesKnown { param.ino = 0 }
+                needed = fuse_add_direntry_plus(req, buffer + used, size - used, item.name, &param, off_t(item.nextOffset))
             } else {
-                var st = fill(attributes)
-                needed = fuse_add_direntry(req, buffer + used, size - used, name, &st, off_t(index + 1))
+                var st = fill(item.attributes)
+                needed = fuse_add_direntry(req, buffer + used, size - used, item.name, &st, off_t(item.nextOffset))
             }
             if needed > size - used { break }
             used += needed
-            index += 1
+            position = item.nextOffset
         }
         fuse_reply_buf(req, buffer, used)
     }

@@ -1,5 +1,5 @@
-// The filesystem's logic — lookup, attributes, listings, open and read — over catalog, tree and content,
-// with no FUSE types, so it is tested without a kernel; FuseAdapter is the thin layer that calls it.
+// The filesystem's logic — what every kernel request gets — over catalog, tree and content, as plain values
+// with no FUSE types, so it is tested without a kernel; FuseAdapter only packs and sends the replies.
 import Foundation
 import Logging
 import PhotoCatalog
@@ -9,8 +9,8 @@ import PhotoTree
 public struct FilesystemOptions: Sendable {
     /// How many photos /recent shows.
     public var recentLimit = 20
-    /// Processes whose opens do not make a photo "recent": backup and indexing tools read everything.
-    public var backupTools: Set<String> = ["rsync", "tar", "borg", "restic", "rclone", "updatedb", "find"]
+    /// Processes whose opens do not make a photo "recent": backups, indexers, file managers, thumbnailers.
+    public var uncountedOpeners = UncountedOpeners()
     /// How often the catalog is checked for changes made by another process (an import).
     public var catalogPollInterval: TimeInterval = 1
     /// Photos after the opened one, in its directory's listing order, downloaded ahead at low priority
@@ -19,6 +19,7 @@ public struct FilesystemOptions: Sendable {
     /// What each photo is shown as: nil for the original bytes, else a smaller variant (`--size`).
     public var variant: VariantSpec?
     public var renderOptions = RenderOptions()
+    public var timeouts = KernelTimeouts()
     public var uid = getuid()
     public var gid = getgid()
     public init() {}
@@ -34,8 +35,13 @@ public final class OpenPhoto: @unchecked Sendable {
     /// The attributes at open time: what fstat on this handle keeps answering, even after the photo
     /// changed or left the catalog (the kernel asks before reads; an ENOENT there would fail the read).
     public let attributes: NodeAttributes
-    init(content: ContentHandle?, variantBytes: Data? = nil, photoID: String, attributes: NodeAttributes) {
-        self.content = content; self.variantBytes = variantBytes; self.photoID = photoID; self.attributes = attributes
+    /// Which version of the photo's bytes this handle reads, and how it uses the page cache.
+    let identity: String
+    let pageCache: PageCacheMode
+    init(content: ContentHandle?, variantBytes: Data?, photoID: String, attributes: NodeAttributes,
+         identity: String, pageCache: PageCacheMode) {
+        self.content = content; self.variantBytes = variantBytes; self.photoID = photoID
+        self.attributes = attributes; self.identity = identity; self.pageCache = pageCache
     }
 }
 
@@ -51,27 +57,29 @@ public final class PhotoFilesystem: @unchecked Sendable {
     public let catalog: Catalog
     public let cache: OriginalCache
     public let options: FilesystemOptions
-    private let logger: Logger
+    let logger: Logger
 
     private let lock = NSLock()
-    private var listings: [Node: DirectoryListing] = [:]
-    private var recentSeqs: Set<Int64>?
-    private var generation: Catalog.Generation?
+    /// Listings of every directory but /recent, until the catalog's photos change.
+    let listings = StampedCache<Node, DirectoryListing>()
+    /// The /recent listing, until a recent open lands (or the photos change).
+    let recentListing = StampedCache<Node, DirectoryListing>()
+    /// Photo rows by seq for getattr and open, dropped with the listings.
+    let photoRows = StampedCache<Int64, PhotoRecord>(limit: 4096)
+    let recent: RecentOpens
+    /// What the caches above were built from: the catalog's counters and the in-memory recents' counter.
+    private var seenGeneration: (catalog: Catalog.Generation?, memory: Int)
     private var watcher: Thread?
     private var watching = false
-    private let recentWriter = DispatchQueue(label: "photofs.recent")
-    /// Opens not yet written to the catalog; flushed as one transaction half a second after the first.
-    private var pendingOpens: [Int64: Date] = [:]
     /// Photos open right now, by inode: a photo deleted from the catalog while open still answers `fstat`
     /// (as an unlinked file on a disk does) until its last descriptor closes.
     private var openPhotos: [UInt64: (attributes: NodeAttributes, count: Int)] = [:]
+    private var pageCache = PageCachePolicy()
     /// Directories listed most recently (newest last): where prefetch looks for "the next photos".
     private var recentlyListed: [DirectoryListing] = []
     private let prefetcher = DispatchQueue(label: "photofs.prefetch")
-    /// Photo rows by seq for getattr and open, dropped with the listings when the catalog changes. Bounded:
-    /// 4,096 rows (~1.5 MB) cover any directory a person works in; a 100k `ls -lR` just cycles through.
-    private var photoRows: [Int64: PhotoRecord] = [:]
     /// Told what to drop from the kernel's caches after a catalog change (the FUSE adapter's notify calls).
+    /// Never called from inside a request: a notify there can deadlock on the directory lock it holds.
     public var invalidate: (([KernelInvalidation]) -> Void)?
     /// Renders and keeps variants when the mount shows a `--size` other than the originals.
     public let variants: VariantProducer?
@@ -79,8 +87,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private var listingsQueuedForRender: Set<Node> = []
 
     /// `http` fetches the smaller renditions variants are rendered from (originals come through `cache`).
+    /// `persistentRecents: false` keeps /recent in memory (a library this mount may not write).
     public init(catalog: Catalog, cache: OriginalCache, http: HTTPClient? = nil, options: FilesystemOptions,
-                logger: Logger) {
+                persistentRecents: Bool = true, logger: Logger) {
         self.catalog = catalog
         self.cache = cache
         self.options = options
@@ -89,7 +98,13 @@ public final class PhotoFilesystem: @unchecked Sendable {
             VariantProducer(spec: $0, catalog: catalog, cache: cache, http: http ?? HTTPClient(logger: logger),
                             renderOptions: options.renderOptions, logger: logger)
         }
-        generation = try? catalog.generation()
+        seenGeneration = (try? catalog.generation(), 0)
+        // Our own batch moved the recent counter: the same path as another process's change then updates
+        // /recent, link counts and the kernel's caches.
+        var checkAfterWrite: (() -> Void)?
+        recent = RecentOpens(catalog: catalog, limit: options.recentLimit, persistent: persistentRecents,
+                             logger: logger, written: { checkAfterWrite?() })
+        checkAfterWrite = { [weak self] in self?.checkForCatalogChanges() }
         variants?.sizeChanged = { [weak self] seq in self?.invalidate?([.inode(Node.photo(seq: seq).inode)]) }
     }
 
@@ -116,49 +131,48 @@ public final class PhotoFilesystem: @unchecked Sendable {
         lock.lock()
         watching = false
         lock.unlock()
-        recentWriter.sync { flushRecentOpens() } // pending opens land before the catalog closes
+        recent.stop() // pending opens land before the catalog closes
         variants?.stop()
     }
 
     private var isWatching: Bool { lock.lock(); defer { lock.unlock() }; return watching }
 
-    func checkForCatalogChanges() {
-        guard let current = try? catalog.generation() else { return }
+    /// Compares the change counters with those the caches were built from; drops what changed, rebuilds what
+    /// the kernel may have cached and tells it exactly what differs. Returns the invalidations sent.
+    @discardableResult
+    public func checkForCatalogChanges() -> [KernelInvalidation] {
+        guard let current = try? catalog.generation() else { return [] }
+        let memory = recent.memoryGeneration
         lock.lock()
-        guard current != generation else { lock.unlock(); return }
-        let before = listings
-        let photosChanged = current.photos != generation?.photos
-        if photosChanged {
-            listings = [:]
-            photoRows = [:]
-            listingsQueuedForRender = []
-        } else {
-            listings[.recent] = nil
-        }
-        recentSeqs = nil
-        generation = current
+        let seen = seenGeneration
+        guard current != seen.catalog || memory != seen.memory else { lock.unlock(); return [] }
+        seenGeneration = (current, memory)
+        let photosChanged = current.photos != seen.catalog?.photos
+        if photosChanged { listingsQueuedForRender = [] }
         lock.unlock()
+
+        var before = recentListing.invalidate()
+        recent.seqCache.invalidate()
         if photosChanged {
+            before.merge(listings.invalidate()) { new, _ in new }
+            photoRows.invalidate()
             logger.info("catalog changed; listings will be rebuilt", metadata: ["generation": "\(current.photos)"])
         }
-        // Rebuild what the kernel may have cached and tell it exactly what changed, so its entry and attribute
-        // timeouts can be long.
-        let changed = photosChanged ? before : before.filter { $0.key == .recent }
         var invalidations: [KernelInvalidation] = []
         if photosChanged, let variants {
             // Variants the catalog dropped (their original or renditions changed) may render to other sizes.
             invalidations += variants.catalogChanged().map { .inode(Node.photo(seq: $0).inode) }
         }
-        for (node, old) in changed {
-            let new = try? listing(of: node)
-            invalidations += PhotoFilesystem.differences(from: old, to: new)
+        for (node, old) in before {
+            invalidations += PhotoFilesystem.differences(from: old, to: try? listing(of: node))
         }
         if !invalidations.isEmpty { invalidate?(invalidations) }
+        return invalidations
     }
 
     /// What differs between two listings of one directory, as the kernel sees it: names gone, added or
     /// pointing elsewhere, and nodes whose attributes changed. `new` is nil for a directory that is gone.
-    static func differences(from old: DirectoryListing, to new: DirectoryListing?) -> [KernelInvalidation] {
+    public static func differences(from old: DirectoryListing, to new: DirectoryListing?) -> [KernelInvalidation] {
         let parent = old.attributes.inode
         guard let new else {
             return old.entries.map { .entry(parent: parent, name: $0.name) } + [.inode(parent)]
@@ -188,7 +202,26 @@ public final class PhotoFilesystem: @unchecked Sendable {
         return result
     }
 
-    // MARK: Attributes and lookup
+    // MARK: Lookup and attributes
+
+    /// lookup: the entry, or a negative entry the kernel may remember; other failures throw.
+    public func lookup(parent: UInt64, name: String) throws -> EntryReply {
+        do {
+            return .entry(try lookupAttributes(parent: parent, name: name), entryTimeout: options.timeouts.entry,
+                          attributeTimeout: options.timeouts.attributes)
+        } catch let error as FilesystemError where error.code == .notFound {
+            return .negative(timeout: options.timeouts.negativeEntry)
+        }
+    }
+
+    /// getattr. With an open photo's handle (fstat, and the kernel's check before reads) the attributes it
+    /// had at open, so a photo changed or deleted under an open descriptor keeps reading.
+    public func getattr(_ inode: UInt64, handle: OpenPhoto? = nil) throws -> AttributeReply {
+        if let handle, Node(inode: inode)?.isDirectory == false {
+            return AttributeReply(attributes: handle.attributes, timeout: options.timeouts.attributes)
+        }
+        return AttributeReply(attributes: try attributes(of: inode), timeout: options.timeouts.attributes)
+    }
 
     public func attributes(of inode: UInt64) throws -> NodeAttributes {
         guard let node = Node(inode: inode) else { throw FilesystemError(.notFound, "no inode \(inode)") }
@@ -210,7 +243,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
     }
 
-    public func lookup(parent: UInt64, name: String) throws -> NodeAttributes {
+    func lookupAttributes(parent: UInt64, name: String) throws -> NodeAttributes {
         guard let node = Node(inode: parent) else { throw FilesystemError(.notFound, "no inode \(parent)") }
         guard node.isDirectory else { throw FilesystemError(.notADirectory, "inode \(parent) is a photo") }
         let listing = try listing(of: node)
@@ -235,9 +268,51 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
     }
 
-    // MARK: Listings
+    // MARK: Directories
 
-    /// A directory's listing, for opendir: also remembered as the context for prefetching.
+    /// opendir: the listing as it is now, kept for the handle's life so offsets stay valid; also remembered
+    /// as the context for prefetching.
+    public func openDirectory(_ inode: UInt64) throws -> OpenDirectory {
+        OpenDirectory(listing: try listing(of: inode), parent: parent(of: inode))
+    }
+
+    /// readdir(plus): the entry at `offset` (0 is ".", 1 is "..", then the listing), or nil past the end.
+    /// The adapter asks for entries from the kernel's offset on until its reply buffer is full.
+    public func directoryEntry(_ directory: OpenDirectory, at offset: Int64, plus: Bool) -> DirectoryReplyEntry? {
+        let listing = directory.listing
+        guard offset >= 0, offset < Int64(listing.entries.count) + 2 else { return nil }
+        let name: String
+        var attributes: NodeAttributes
+        var known = true
+        switch offset {
+        case 0:
+            name = "."
+            attributes = listing.attributes
+        case 1:
+            name = ".."
+            attributes = (try? self.attributes(of: directory.parent)) ?? listing.attributes
+        default:
+            let entry = listing.entries[Int(offset - 2)]
+            name = entry.name
+            if plus {
+                // A variant not rendered yet has no size to give, and a catalog that cannot be read has no
+                // attributes: such entries go without (the kernel's lookup then gets the real answer).
+                if let current = try? currentIfKnown(entry.attributes) {
+                    attributes = current
+                } else {
+                    attributes = entry.attributes
+                    known = false
+                }
+            } else {
+                attributes = (try? current(entry.attributes)) ?? entry.attributes
+            }
+        }
+        return DirectoryReplyEntry(name: name, attributes: attributes, attributesKnown: known,
+                                   nextOffset: offset + 1, entryTimeout: known ? options.timeouts.entry : 0,
+                                   attributeTimeout: known ? options.timeouts.attributes : 0)
+    }
+
+    /// A directory's listing; also remembered as the context for prefetching.
     public func listing(of inode: UInt64) throws -> DirectoryListing {
         guard let node = Node(inode: inode) else { throw FilesystemError(.notFound, "no inode \(inode)") }
         guard node.isDirectory else { throw FilesystemError(.notADirectory, "inode \(inode) is a photo") }
@@ -252,19 +327,16 @@ public final class PhotoFilesystem: @unchecked Sendable {
     }
 
     private func listing(of node: Node) throws -> DirectoryListing {
-        lock.lock()
-        if let cached = listings[node] { lock.unlock(); return cached }
-        lock.unlock()
-        let started = DispatchTime.now()
-        let built = try catalogRead(logging: logger) { try build(node) }
-        logger.debug("listing built", metadata: [
-            "inode": "\(node.inode)", "entries": "\(built.entries.count)",
-            "ms": "\(Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6)",
-        ])
-        lock.lock()
-        listings[node] = built
-        lock.unlock()
-        return built
+        let cache = node == .recent ? recentListing : listings
+        return try cache.value(for: node) {
+            let started = DispatchTime.now()
+            let built = try catalogRead(logging: logger) { try build(node) }
+            logger.debug("listing built", metadata: [
+                "inode": "\(node.inode)", "entries": "\(built.entries.count)",
+                "ms": "\(Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6)",
+            ])
+            return built
+        }
     }
 
     private func build(_ node: Node) throws -> DirectoryListing {
@@ -281,19 +353,15 @@ public final class PhotoFilesystem: @unchecked Sendable {
         case .photographer(let region, let photographer):
             let photos = try catalog.photos(inRegion: region, photographer: photographer)
             guard !photos.isEmpty else { throw FilesystemError(.notFound, "no photos of \(photographer) in \(region)") }
-            return try photoListing(photos, node: node, style: .title)
+            return photoListing(photos, node: node, style: .title)
         case .year(let year):
             let photos = try catalog.photos(inYear: year)
             guard !photos.isEmpty else { throw FilesystemError(.notFound, "no photos in \(year)") }
-            return try photoListing(photos.sorted { ($0.momentAt, $0.seq) < ($1.momentAt, $1.seq) }, node: node,
-                                    style: .moment)
+            return photoListing(photos.sorted { ($0.momentAt, $0.seq) < ($1.momentAt, $1.seq) }, node: node,
+                                style: .moment)
         case .recent:
-            let photos = try catalog.recentPhotos(limit: options.recentLimit)
-            let seqs = Set(photos.map(\.seq))
-            lock.lock()
-            recentSeqs = seqs
-            lock.unlock()
-            return TreeBuilder.photos(photos, in: .recent, style: .title, fileExtension: variantExtension) { _ in 3 }
+            return TreeBuilder.photos(try recent.photos(), in: .recent, style: .title,
+                                      fileExtension: variantExtension) { _ in 3 }
         case .photo:
             throw FilesystemError(.notADirectory, "a photo is not a directory")
         }
@@ -301,7 +369,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     /// Listings store a photo's base link count (2); `current` adds /recent's at reply time, so a photo
     /// entering /recent does not invalidate every listing that shows it.
-    private func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) throws -> DirectoryListing {
+    private func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) -> DirectoryListing {
         TreeBuilder.photos(photos, in: node, style: style, fileExtension: variantExtension) { _ in 2 }
     }
 
@@ -315,7 +383,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     /// An entry's attributes as `readdirplus` may hand them out: nil when the mount shows variants and this
     /// one's size is not known yet (the kernel then looks the name up, and the lookup renders it).
-    public func currentIfKnown(_ attributes: NodeAttributes) throws -> NodeAttributes? {
+    func currentIfKnown(_ attributes: NodeAttributes) throws -> NodeAttributes? {
         var updated = try current(attributes)
         guard let variants, case .photo(let seq) = attributes.node else { return updated }
         guard let size = variants.knownSize(of: seq) else { return nil }
@@ -362,7 +430,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// An entry's attributes as of now: a photo's link count includes its name in /recent, and the three
     /// top directories are described by their own listings (the root's entries would otherwise show
     /// /regions with 2 links and /recent with the newest photo of all, where `stat` says otherwise).
-    public func current(_ attributes: NodeAttributes) throws -> NodeAttributes {
+    func current(_ attributes: NodeAttributes) throws -> NodeAttributes {
         switch attributes.node {
         case .photo(let seq):
             var updated = attributes
@@ -375,40 +443,28 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
     }
 
-    private func photoRow(_ seq: Int64) throws -> PhotoRecord? {
-        lock.lock()
-        if let row = photoRows[seq] { lock.unlock(); return row }
-        lock.unlock()
+    func photoRow(_ seq: Int64) throws -> PhotoRecord? {
+        if let row = photoRows.value(for: seq) { return row }
+        let stamp = photoRows.stamp()
         let row = try catalogRead(logging: logger) { try catalog.photo(seq: seq) }
-        lock.lock()
-        if photoRows.count >= 4096 { photoRows.removeAll(keepingCapacity: true) }
-        photoRows[seq] = row
-        lock.unlock()
+        if let row { photoRows.store(row, for: seq, readAt: stamp) }
         return row
     }
 
     /// A photo has a name in /regions and in /moments, and a third while it is in /recent.
     private func linkCount(of seq: Int64) throws -> UInt32 {
-        try recentSet().contains(seq) ? 3 : 2
-    }
-
-    private func recentSet() throws -> Set<Int64> {
-        lock.lock()
-        if let recentSeqs { lock.unlock(); return recentSeqs }
-        lock.unlock()
-        let seqs = Set(try catalogRead(logging: logger) { try catalog.recentPhotos(limit: options.recentLimit) }.map(\.seq))
-        lock.lock()
-        recentSeqs = seqs
-        lock.unlock()
-        return seqs
+        try catalogRead(logging: logger) { try recent.seqs() }.contains(seq) ? 3 : 2
     }
 
     // MARK: Content
 
-    /// Opens a photo. A cached photo opens at once; otherwise its download starts and this returns when
-    /// the origin's answer is verified, so reads can stream while the rest arrives.
-    /// `processName` is the opener's command name, used to leave backup tools' opens out of /recent.
-    public func open(inode: UInt64, processName: String?) throws -> OpenPhoto {
+    /// open. A cached photo opens at once; otherwise its download starts and this returns when the origin's
+    /// answer is verified, so reads can stream while the rest arrives. Opening for writing (or truncating)
+    /// fails with EROFS. `opener` (the process that opened, when known) decides whether the open counts as
+    /// recent and warms the next photos.
+    public func open(inode: UInt64, forWriting: Bool = false, truncating: Bool = false,
+                     opener: OpenerIdentity? = nil) throws -> OpenReply {
+        guard !forWriting && !truncating else { throw FilesystemError(.readOnly, "the photo file system is read-only") }
         guard case .photo(let seq) = Node(inode: inode) else {
             throw FilesystemError(.isADirectory, "inode \(inode) is a directory")
         }
@@ -417,26 +473,34 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
         var attributes = TreeBuilder.photoAttributes(photo, linkCount: (try? linkCount(of: seq)) ?? 2)
         var variantBytes: Data?
+        var identity = OriginalCache.key(for: source)
         if let variants {
             let produced = try variants.produce(photo, priority: .user)
             attributes.size = produced.record.byteSize
             variantBytes = produced.data
+            if variantBytes != nil { identity += "|\(produced.record.spec)|\(produced.record.byteSize)" }
         }
         // A variant held in memory needs no cache file; an original (or a variant that is the original
         // unchanged) streams from the cache.
         let content = variantBytes == nil ? try openOriginal(source, photo: photo, inode: inode) : nil
-        let isBackup = processName.map { options.backupTools.contains($0) } ?? false
-        if isBackup {
-            logger.trace("open by backup tool not recorded", metadata: ["photo": "\(photo.id)", "process": "\(processName ?? "")"])
+        if let opener, options.uncountedOpeners.contains(opener) {
+            logger.trace("open not counted as recent", metadata: ["photo": "\(photo.id)", "opener": "\(opener.names)"])
         } else {
-            noteRecentOpen(seq: seq)
-            // A backup reads everything anyway; prefetching for it would only double its requests.
+            recent.noteOpen(seq: seq)
+            // A backup or a thumbnailer reads everything anyway; prefetching for it would double its requests.
             prefetchAfter(inode)
         }
         lock.lock()
         openPhotos[inode] = (attributes, (openPhotos[inode]?.count ?? 0) + 1)
+        let mode = pageCache.opened(inode: inode, identity: identity)
         lock.unlock()
-        return OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes)
+        if mode != .keep {
+            logger.trace("page cache", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
+                                                  "keep": "\(mode.keepCache)", "direct": "\(mode.directIO)"])
+        }
+        let handle = OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes,
+                               identity: identity, pageCache: mode)
+        return OpenReply(handle: handle, pageCache: mode)
     }
 
     private func openOriginal(_ source: ContentSource, photo: PhotoRecord, inode: UInt64) throws -> ContentHandle {
@@ -444,7 +508,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
             return try cache.open(source)
         } catch let error as ContentError {
             logger.error("cannot open photo", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
-                                                          "url": "\(photo.originalURL)", "error": "\(error)"])
+                                                          "error": "\(error)"])
             throw FilesystemError(error.kind == .noSpace ? .noSpace : .ioFailure, "\(error)", underlying: error)
         }
     }
@@ -458,8 +522,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
             bytes.copyBytes(to: buffer.bindMemory(to: UInt8.self), from: Int(offset)..<Int(offset) + count)
             return count
         }
+        guard let content = handle.content else { return 0 }
         do {
-            return try handle.content!.read(into: buffer, at: offset)
+            return try content.read(into: buffer, at: offset)
         } catch {
             logger.error("read failed", metadata: ["photo": "\(handle.photoID)", "inode": "\(handle.attributes.inode)",
                                                     "op": "read", "error": "\(error)"])
@@ -484,10 +549,12 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     public func release(_ handle: OpenPhoto) {
         if let content = handle.content { cache.release(content) }
+        let inode = handle.attributes.inode
         lock.lock()
-        if let open = openPhotos[handle.attributes.inode] {
-            openPhotos[handle.attributes.inode] = open.count > 1 ? (open.attributes, open.count - 1) : nil
+        if let open = openPhotos[inode] {
+            openPhotos[inode] = open.count > 1 ? (open.attributes, open.count - 1) : nil
         }
+        pageCache.closed(inode: inode, identity: handle.identity, mode: handle.pageCache)
         lock.unlock()
     }
 
@@ -500,10 +567,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Queues the next `prefetchCount` photos after `inode` in the most recently listed directory holding it.
     private func prefetchAfter(_ inode: UInt64) {
         guard options.prefetchCount > 0 else { return }
-        lock.lock()
-        let listing = recentlyListed.last { $0.entries.contains { $0.attributes.inode == inode } }
-        lock.unlock()
-        guard let entries = listing?.entries, let index = entries.firstIndex(where: { $0.attributes.inode == inode }) else { return }
+        guard let entries = recentListing(containing: inode)?.entries,
+              let index = entries.firstIndex(where: { $0.attributes.inode == inode }) else { return }
         let next = entries[(index + 1)...].prefix(options.prefetchCount).compactMap { entry -> Int64? in
             if case .photo(let seq) = entry.node { return seq }
             return nil
@@ -520,34 +585,15 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
     }
 
-    /// Totals for `df`: the bytes and number of photos the mount shows.
-    public func usage() -> (bytes: Int64, files: Int64) {
-        (try? catalog.availableTotals()) ?? (0, 0)
+    /// statfs: the bytes and number of photos the mount shows.
+    public func usage() -> FilesystemUsage {
+        let totals = (try? catalog.availableTotals()) ?? (bytes: 0, files: 0)
+        let blockSize: Int64 = 4096
+        let blocks = totals.bytes / blockSize + (totals.bytes % blockSize == 0 ? 0 : 1)
+        return FilesystemUsage(blockSize: UInt64(blockSize), blocks: UInt64(max(0, blocks)),
+                               files: UInt64(max(0, totals.files)))
     }
 
-    /// Batches opens: writing each one (a SQLite transaction with an fsync) cost a third of the time of
-    /// re-reading 85 cached photos with `cat`; one write per half second costs nothing measurable.
-    private func noteRecentOpen(seq: Int64) {
-        lock.lock()
-        let first = pendingOpens.isEmpty
-        pendingOpens[seq] = Date()
-        lock.unlock()
-        if first { recentWriter.asyncAfter(deadline: .now() + 0.5) { [self] in flushRecentOpens() } }
-    }
-
-    private func flushRecentOpens() {
-        lock.lock()
-        let batch = pendingOpens.map { (seq: $0.key, at: $0.value) }.sorted { $0.at < $1.at }
-        pendingOpens = [:]
-        lock.unlock()
-        guard !batch.isEmpty else { return }
-        do {
-            try catalog.recordOpens(batch)
-            // Our own write moved the recent counter: the same path as another process's change updates
-            // /recent, link counts and the kernel's caches.
-            checkForCatalogChanges()
-        } catch {
-            logger.warning("could not record recent opens", metadata: ["count": "\(batch.count)", "error": "\(error)"])
-        }
-    }
+    /// Writes pending /recent opens now and applies them (tests flush, then assert).
+    public func flushRecentOpens() { recent.flush() }
 }

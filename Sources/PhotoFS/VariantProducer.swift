@@ -39,8 +39,7 @@ public final class VariantProducer: @unchecked Sendable {
     /// Rendered variants not yet written to the catalog, with their bytes (an open right after a listing
     /// finds them here). Written as one transaction 0.2 s after the first: one per variant cost a
     /// transaction (and fsync) per photo of an `ls -l`.
-    private var unwritten: [Int64: ProducedVariant] = [:]
-    private let writer = DispatchQueue(label: "photofs.variants")
+    private var unwritten: CoalescingWriter<Int64, ProducedVariant>!
     /// Called with a photo's seq when a variant's size differs from the one reported before.
     public var sizeChanged: ((Int64) -> Void)?
 
@@ -55,6 +54,7 @@ public final class VariantProducer: @unchecked Sendable {
         let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
         renderSlots = DispatchSemaphore(value: cores)
         pool = PriorityWorkPool(width: cores * 2, name: "render")
+        unwritten = CoalescingWriter(delay: 0.2) { [weak self] batch in self?.save(Array(batch.values)) }
     }
 
     /// The variant's size if it is known without rendering.
@@ -95,14 +95,14 @@ public final class VariantProducer: @unchecked Sendable {
     /// Writes what is still unwritten and stops the render threads (at unmount).
     public func stop() {
         pool.stop()
-        writer.sync { flush() }
+        unwritten.stop()
     }
 
     // MARK: Making one variant
 
     private func make(_ photo: PhotoRecord) throws -> ProducedVariant {
+        if let pending = unwritten.value(for: photo.seq), pending.isCurrent(for: photo) { return pending }
         lock.lock()
-        if let pending = unwritten[photo.seq], pending.isCurrent(for: photo) { lock.unlock(); return pending }
         if let failure = undecodable[photo.seq] { lock.unlock(); throw FilesystemError(.ioFailure, failure) }
         lock.unlock()
         let spec = self.spec.description
@@ -180,36 +180,23 @@ public final class VariantProducer: @unchecked Sendable {
     private func remember(_ produced: ProducedVariant, write: Bool) -> ProducedVariant {
         lock.lock()
         sizes?[produced.record.seq] = produced.record.byteSize
-        var first = false
-        if write {
-            first = unwritten.isEmpty
-            unwritten[produced.record.seq] = produced
-        }
         lock.unlock()
-        if first { writer.asyncAfter(deadline: .now() + 0.2) { [self] in flush() } }
+        if write { unwritten.submit(produced, for: produced.record.seq) }
         return produced
     }
 
-    private func flush() {
-        lock.lock()
-        let batch = Array(unwritten.values)
-        lock.unlock()
-        guard !batch.isEmpty else { return }
+    /// Writes pending variant records now (tests flush, then assert).
+    public func flush() { unwritten.flush() }
+
+    private func save(_ batch: [ProducedVariant]) {
+        let isSquare: Bool
+        if case .square = spec { isSquare = true } else { isSquare = false }
         do {
-            try catalog.saveVariants(batch.map { produced in
-                let isSquare: Bool
-                if case .square = spec { isSquare = true } else { isSquare = false }
-                return (produced.record, isSquare ? produced.data : nil, produced.photo)
-            })
+            try catalog.saveVariants(batch.map { ($0.record, isSquare ? $0.data : nil, $0.photo) })
         } catch {
             // Not fatal: the variants are rendered again (to the same bytes) after a remount.
             logger.warning("could not record variants", metadata: ["count": "\(batch.count)", "error": "\(error)"])
         }
-        lock.lock()
-        for produced in batch where unwritten[produced.record.seq]?.record == produced.record {
-            unwritten[produced.record.seq] = nil
-        }
-        lock.unlock()
     }
 
     /// Where a source's bytes are: an original's cache file, or a rendition's bytes in memory.

@@ -59,8 +59,8 @@ struct MountCommand: ParsableCommand {
     @Option(help: "Photos after an opened one (in its directory's order) to download ahead; 0 turns it off.")
     var prefetch = 3
 
-    @Option(help: "Commands whose opens do not count as recent (comma list).")
-    var backupTools = "rsync,tar,borg,restic,rclone,updatedb,find"
+    @Option(help: "Commands whose opens do not count as recent (comma list; default: backup tools, indexers, file managers and thumbnailers).")
+    var backupTools = UncountedOpeners.defaults.joined(separator: ",")
 
     @Option(help: "What each file shows: original, N (long edge at most N px), or square:N (N×N PNG thumbnail).")
     var size = "original"
@@ -102,7 +102,7 @@ struct MountCommand: ParsableCommand {
         var options = FilesystemOptions()
         (options.variant, options.renderOptions) = sizes
         options.prefetchCount = max(0, prefetch)
-        options.backupTools = Set(backupTools.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
+        options.uncountedOpeners = UncountedOpeners(backupTools.split(separator: ",").map(String.init))
         let session: FuseSession
         let filesystem: PhotoFilesystem
         do {

@@ -1,0 +1,62 @@
+// readdir(plus) replies: offsets, "." and "..", and the "size unknown" rule of sized mounts.
+import PhotoCatalog
+import PhotoContent
+import PhotoFS
+import PhotoTree
+import XCTest
+
+final class DirectoryReplyTests: XCTestCase {
+    func testOffsetsCountDotDotDotThenEntriesAndEachEntryCarriesTheNext() throws {
+        let fixture = try FilesystemFixture(photos: 5)
+        let directory = try fixture.filesystem.openDirectory(fixture.yearInode)
+        var names: [String] = []
+        var offset: Int64 = 0
+        while let entry = fixture.filesystem.directoryEntry(directory, at: offset, plus: false) {
+            XCTAssertEqual(entry.nextOffset, offset + 1)
+            names.append(entry.name)
+            offset = entry.nextOffset
+        }
+        XCTAssertEqual(names, [".", ".."] + directory.listing.entries.map(\.name))
+        XCTAssertEqual(names.count, 7)
+        // Resuming from any offset continues exactly there (the kernel's next readdir).
+        XCTAssertEqual(fixture.filesystem.directoryEntry(directory, at: 4, plus: false)?.name, names[4])
+        XCTAssertNil(fixture.filesystem.directoryEntry(directory, at: -1, plus: false))
+        let dotdot = try XCTUnwrap(fixture.filesystem.directoryEntry(directory, at: 1, plus: true))
+        XCTAssertEqual(dotdot.attributes.node, .moments)
+    }
+
+    func testAListingKeepsItsEntriesWhileTheCatalogChanges() throws {
+        let fixture = try FilesystemFixture(photos: 4)
+        let directory = try fixture.filesystem.openDirectory(fixture.yearInode)
+        let ids = try directory.listing.entries.map(fixture.photoID(of:))
+        try fixture.catalog.deletePhotos(ids: [ids[0]])
+        fixture.filesystem.checkForCatalogChanges()
+        XCTAssertEqual(fixture.filesystem.directoryEntry(directory, at: 2, plus: false)?.name,
+                       directory.listing.entries[0].name, "offsets stay valid for the open directory")
+        XCTAssertEqual(try fixture.filesystem.openDirectory(fixture.yearInode).listing.entries.count, 3)
+    }
+
+    func testPlusEntriesOfASizedMountGoWithoutAttributesUntilTheSizeIsKnown() throws {
+        var options = FilesystemOptions()
+        options.variant = VariantSpec(argument: "square:32")
+        let fixture = try FilesystemFixture(photos: 3, options: options)
+        let directory = try fixture.filesystem.openDirectory(fixture.yearInode)
+        let unknown = try XCTUnwrap(fixture.filesystem.directoryEntry(directory, at: 2, plus: true))
+        XCTAssertFalse(unknown.attributesKnown)
+        XCTAssertEqual(unknown.entryTimeout, 0)
+        XCTAssertEqual(unknown.attributeTimeout, 0)
+        XCTAssertTrue(unknown.name.hasSuffix(".png"))
+        // A lookup renders it; then the same entry carries its exact size.
+        guard case .entry(let looked, _, _) = try fixture.filesystem.lookup(parent: fixture.yearInode, name: unknown.name) else {
+            return XCTFail("not found")
+        }
+        let known = try XCTUnwrap(fixture.filesystem.directoryEntry(directory, at: 2, plus: true))
+        XCTAssertTrue(known.attributesKnown)
+        XCTAssertEqual(known.attributes.size, looked.size)
+        let opened = try fixture.filesystem.open(inode: looked.inode)
+        defer { fixture.filesystem.release(opened.handle) }
+        XCTAssertEqual(Int64(try fixture.readAll(opened.handle).count), looked.size)
+        // Plain readdir never withholds attributes.
+        XCTAssertTrue(try XCTUnwrap(fixture.filesystem.directoryEntry(directory, at: 3, plus: false)).attributesKnown)
+    }
+}

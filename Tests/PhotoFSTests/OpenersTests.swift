@@ -1,0 +1,66 @@
+// Which openers count for /recent: names from /proc of real processes, file managers and thumbnailers left out.
+import Foundation
+import PhotoFS
+import XCTest
+
+final class OpenersTests: XCTestCase {
+    func testFileManagersAndThumbnailersAreLeftOutByDefault() {
+        let openers = UncountedOpeners()
+        for name in ["pcmanfm", "pcmanfm-qt", "nautilus", "nemo", "caja", "thunar", "tumblerd", "dolphin",
+                     "kioworker", "ffmpegthumbnailer", "rsync", "find"] {
+            XCTAssertTrue(openers.contains(OpenerIdentity(names: [name])), name)
+        }
+        XCTAssertFalse(openers.contains(OpenerIdentity(names: ["eog", "eog"])))
+        XCTAssertFalse(openers.contains(OpenerIdentity(names: ["cat"])))
+    }
+
+    func testACommandNameCutTo15BytesMatchesTheLongName() {
+        let openers = UncountedOpeners()
+        XCTAssertTrue(openers.contains(OpenerIdentity(names: ["gdk-pixbuf-thum"])))
+        XCTAssertTrue(openers.contains(OpenerIdentity(names: ["ffmpegthumbnail"])))
+        XCTAssertFalse(openers.contains(OpenerIdentity(names: ["gdk-pixbuf"])), "only a 15-byte name was cut")
+        XCTAssertTrue(UncountedOpeners(["viewer"]).contains(OpenerIdentity(names: ["viewer"])))
+    }
+
+    /// A real process named like a file manager, read from /proc as the adapter does for each open.
+    func testAProcessIsKnownByItsCommandAndItsExecutable() throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("openers-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fake = directory.appendingPathComponent("pcmanfm")
+        try FileManager.default.copyItem(atPath: "/bin/sleep", toPath: fake.path)
+        let process = Process()
+        process.executableURL = fake
+        process.arguments = ["30"]
+        try process.run()
+        defer { process.terminate(); process.waitUntilExit() }
+        let identity = try XCTUnwrap(OpenerIdentity(thread: process.processIdentifier))
+        XCTAssertEqual(identity.names, ["pcmanfm", "pcmanfm"])
+        XCTAssertTrue(UncountedOpeners().contains(identity))
+    }
+
+    /// FUSE reports the opening thread; its own name is a worker's, the process's is what counts.
+    func testAThreadIsKnownByItsProcess() throws {
+        let ready = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        final class Box: @unchecked Sendable { var tid: Int32 = 0 }
+        let box = Box()
+        let thread = Thread {
+            // "/proc/thread-self" links to "<pid>/task/<tid>".
+            let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+            box.tid = Int32(link.split(separator: "/").last ?? "") ?? 0
+            ready.signal()
+            done.wait()
+        }
+        thread.name = "pool-worker"
+        thread.start()
+        ready.wait()
+        defer { done.signal() }
+        let identity = try XCTUnwrap(OpenerIdentity(thread: box.tid))
+        let processName = try String(contentsOfFile: "/proc/self/comm", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(identity.names.first, processName)
+        XCTAssertFalse(identity.names.contains("pool-worker"))
+        XCTAssertNil(OpenerIdentity(thread: 0))
+    }
+}
