@@ -118,7 +118,16 @@ final class FetchEngineTests: MountedTestCase {
         reader.standardOutput = FileHandle.nullDevice
         reader.standardError = FileHandle.nullDevice
         try reader.run()
-        usleep(1_000_000)
+        // Killed mid-download: once some bytes (not all) are in the temporary file.
+        let temporary = harness.cacheDirectory + "/tmp"
+        func partialBytes() -> Int {
+            let parts = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+            return parts.compactMap { try? FileManager.default.attributesOfItem(atPath: temporary + "/" + $0)[.size] as? Int }.max() ?? 0
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while partialBytes() == 0 && Date() < deadline { usleep(20_000) }
+        XCTAssertGreaterThan(partialBytes(), 0, "the download had begun")
+        XCTAssertLessThan(partialBytes(), target.image.data.count, "and had not finished")
         kill(harness.daemon!.processIdentifier, SIGKILL)
         reader.waitUntilExit()
         XCTAssertNotNil(harness.waitForDaemon())

@@ -63,7 +63,12 @@ final class LifecycleTests: MountedTestCase {
         holder.arguments = ["-c", "exec 3<\"$0\"; sleep 30", file]
         try holder.run()
         defer { holder.terminate() }
-        usleep(300_000)
+        let descriptor = "/proc/\(holder.processIdentifier)/fd/3"
+        let deadline = Date().addingTimeInterval(10)
+        while (try? FileManager.default.destinationOfSymbolicLink(atPath: descriptor)) != file && Date() < deadline {
+            usleep(20_000)
+        }
+        XCTAssertEqual(try? FileManager.default.destinationOfSymbolicLink(atPath: descriptor), file, "the holder has it open")
         let busy = Shell.run("fusermount3", ["-u", harness.mountpoint])
         XCTAssertNotEqual(busy.status, 0)
         XCTAssertTrue(busy.stderr.contains("busy"), busy.stderr)
