@@ -60,8 +60,13 @@ public final class FlickrSource: PhotoSource {
         let page = cursor.flatMap { Int($0.token) }.map { max(1, $0) } ?? 1
         let answer = try call(options.method, ["extras": FlickrSourceOptions.extras, "per_page": String(options.perPage),
                                                "page": String(page)].merging(options.parameters) { _, user in user })
+        return try FlickrSource.readPage(answer, page: page, method: options.method)
+    }
+
+    /// One answer of a photo list method, read record by record.
+    static func readPage(_ answer: JSONValue, page: Int, method: String) throws -> SourcePage {
         guard let list = answer["photos"], let items = list["photo"]?.arrayValue else {
-            throw ImportError(message: "Flickr's answer to \(options.method) has no photos.photo list (page \(page))")
+            throw ImportError(message: "Flickr's answer to \(method) has no photos.photo list (page \(page))")
         }
         let pages = FlickrJSON.int64(list["pages"]).flatMap { Int(exactly: $0) } ?? page
         var photos: [SourcePhoto] = []
@@ -90,6 +95,12 @@ public final class FlickrSource: PhotoSource {
             logger.warning("place not found; its photos go to the fallback region", metadata: ["place": "\(placeID)"])
             return PlaceResolution(placeID: placeID, placeName: nil, regionName: "Unknown Region")
         }
+        return FlickrSource.readPlace(placeID, answer)
+    }
+
+    /// A `flickr.places.getInfo` answer as a region: `place.region._content`, else the country, else the
+    /// fallback region.
+    static func readPlace(_ placeID: String, _ answer: JSONValue) -> PlaceResolution {
         let place = answer["place"]
         let name = FlickrJSON.text(place?["name"]).map { SourceText.clean($0, limit: SourceText.nameLimit) }
         for key in ["region", "country"] {

@@ -111,12 +111,7 @@ public final class LibraryImporter {
         // 4. One transaction: all of it or nothing.
         var imported: [ImportedPhoto] = []
         for photo in photos {
-            var record = PhotoRecord(
-                id: photo.id, title: photo.title, description: photo.description, placeID: photo.placeID,
-                dateTaken: photo.dateTaken, momentAt: photo.momentAt, uploadedAt: photo.uploadedAt,
-                originalURL: photo.originalURL, thumbnailURL: photo.thumbnailURL,
-                latitude: photo.latitude, longitude: photo.longitude)
-            record.momentYear = PhotoRecord.year(ofMoment: record.momentAt)
+            var record = photo.catalogRecord()
             if let size = measured[photo.id] {
                 switch size {
                 case .success(let head):

@@ -184,6 +184,16 @@ public struct SourcePhoto: Equatable, Sendable {
 
 extension SkippedRecord: Error {}
 
+extension SourcePhoto {
+    /// The catalog row for this photo, before measuring (no size or type yet) and before the catalog
+    /// assigns its seq, photographer and region.
+    public func catalogRecord() -> PhotoRecord {
+        PhotoRecord(id: id, title: title, description: description, placeID: placeID, dateTaken: dateTaken,
+                    momentAt: momentAt, momentYear: PhotoRecord.year(ofMoment: momentAt), uploadedAt: uploadedAt,
+                    originalURL: originalURL, thumbnailURL: thumbnailURL, latitude: latitude, longitude: longitude)
+    }
+}
+
 /// The years the tree can show: 1 to 9999. `/moments/<year>` names are four digits and the moment prefix
 /// "YYYY-MM-DD" has four year digits; SQLite's date functions and glibc's `gmtime_r` agree on this range.
 /// A moment outside it is "unknown", not wrapped.
