@@ -66,11 +66,11 @@ public final class LibraryImporter {
         var photos: [SourcePhoto] = []
         var position: [String: Int] = [:]
         var cursor: PageCursor?
+        var finished = false
         repeat {
             progress?.update(stage: "pages", done: report.pages, total: nil)
             let page = try source.listPage(cursor)
             report.pages += 1
-            progress?.update(stage: "pages", done: report.pages, total: page.pageCount)
             for skipped in page.skipped {
                 logger.warning("\(source.kind) record skipped", metadata: [
                     "photo": "\(skipped.id ?? "(none)")", "field": "\(skipped.field)", "reason": "\(skipped.reason)",
@@ -84,7 +84,10 @@ public final class LibraryImporter {
                 }
             }
             cursor = page.next
-        } while cursor != nil && (options.maxPages.map { report.pages < $0 } ?? true)
+            finished = cursor == nil || options.maxPages.map { report.pages >= $0 } ?? false
+            // The stage is done when the listing is, whatever page count the source announced.
+            progress?.update(stage: "pages", done: report.pages, total: finished ? report.pages : page.pageCount)
+        } while !finished
         report.photosListed = photos.count
 
         // 2. Places: each new place id is resolved once; a place the catalog knows is not asked again.
