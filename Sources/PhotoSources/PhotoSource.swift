@@ -136,7 +136,8 @@ public struct SourcePhoto: Equatable, Sendable {
     public let thumbnailURL: String?
     public let renditions: [Rendition]
 
-    /// Fails with the field at fault when the photo cannot be used (its id or owner is not an identifier);
+    /// Throws a `SkippedRecord` naming the field when the photo cannot be used (an id that is not an
+    /// identifier, an owner id too long even encoded, an original URL that is not a usable http(s) URL);
     /// everything else is clamped or dropped: a date out of range is unknown, a coordinate out of range is
     /// no location, a title or description is cut to its limit.
     public init(id: String, owner: String, ownerName: String, title: String, description: String,
