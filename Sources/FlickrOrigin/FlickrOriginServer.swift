@@ -97,6 +97,8 @@ public final class FlickrOriginServer: @unchecked Sendable {
     private var rates: [String: Int] = [:]
     private var truncateOnce = Set<String>()
     private var requestCounts: [String: Int] = [:]
+    private var rawRecords: [String: String] = [:]
+    private var restStatuses: [Int] = []
     public var malformedAnswers = false
 
     public init(library: OriginLibrary, apiKey: String, logger: Logger = Logger(label: "photofs.origin")) {
@@ -144,6 +146,19 @@ public final class FlickrOriginServer: @unchecked Sendable {
     /// The next GETs of the photo's image answer these statuses, in order, before serving normally.
     public func scriptStatuses(photoID: String, _ statuses: [Int]) { mutate(photoID) { scriptedStatuses[$0] = statuses } }
 
+    /// The photo's record in photo lists is this text, sent as it is (any bytes: broken escapes, absurd
+    /// numbers, wrong types); nil restores the generated record. The photo's images are still served.
+    public func setRawRecord(photoID: String, json: String?) {
+        lock.lock(); defer { lock.unlock() }
+        rawRecords[photoID] = json
+    }
+
+    /// The next REST calls answer these HTTP statuses, in order, before answering normally (a flaky API).
+    public func scriptRESTStatuses(_ statuses: [Int]) {
+        lock.lock(); defer { lock.unlock() }
+        restStatuses = statuses
+    }
+
     /// How many requests of `method` reached `path` (or every image path, for nil).
     public func requestCount(method: String, path: String? = nil) -> Int {
         lock.lock(); defer { lock.unlock() }
@@ -182,6 +197,10 @@ public final class FlickrOriginServer: @unchecked Sendable {
     }
 
     private func handleREST(_ request: ServerRequest) -> ServerResponse {
+        lock.lock()
+        let scripted = restStatuses.isEmpty ? nil : restStatuses.removeFirst()
+        lock.unlock()
+        if let scripted { return .text(scripted, "scripted failure") }
         if malformedAnswers {
             return ServerResponse(status: 200, headers: [("Content-Type", "application/json")],
                                   body: Data("{\"photos\":{\"page\":1,\"photo\":[{\"id\":".utf8))
@@ -211,17 +230,22 @@ public final class FlickrOriginServer: @unchecked Sendable {
         let slice = photos.dropFirst((page - 1) * perPage).prefix(perPage)
         let extras = Set((request.query["extras"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         let host = "http://127.0.0.1:\(server.port)"
-        let items: [[String: Any]] = slice.map { photoJSON($0, extras: extras, host: host) }
+        lock.lock()
+        let raw = rawRecords
+        lock.unlock()
+        // Each record is serialised on its own so that a raw one (a fault hook) goes in byte for byte.
+        let items = slice.map { photo in
+            raw[photo.id] ?? String(decoding: (try? JSONSerialization.data(
+                withJSONObject: photoJSON(photo, extras: extras, host: host), options: [.sortedKeys])) ?? Data("{}".utf8),
+                as: UTF8.self)
+        }
         // Flickr sends `pages` and `total` as numbers in getRecent and as strings in search; mimic both.
         let isSearch = request.query["method"] == "flickr.photos.search"
-        let body: [String: Any] = [
-            "photos": [
-                "page": page, "pages": isSearch ? String(pages) as Any : pages as Any, "perpage": perPage,
-                "total": isSearch ? String(photos.count) as Any : photos.count as Any, "photo": items,
-            ] as [String: Any],
-            "stat": "ok",
-        ]
-        return json(body)
+        let pagesText = isSearch ? "\"\(pages)\"" : "\(pages)"
+        let totalText = isSearch ? "\"\(photos.count)\"" : "\(photos.count)"
+        let body = "{\"photos\":{\"page\":\(page),\"pages\":\(pagesText),\"perpage\":\(perPage),"
+            + "\"photo\":[\(items.joined(separator: ","))],\"total\":\(totalText)},\"stat\":\"ok\"}"
+        return ServerResponse(status: 200, headers: [("Content-Type", "application/json; charset=utf-8")], body: Data(body.utf8))
     }
 
     private func photoJSON(_ photo: OriginPhoto, extras: Set<String>, host: String) -> [String: Any] {

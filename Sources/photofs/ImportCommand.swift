@@ -4,6 +4,7 @@ import FlickrImport
 import Foundation
 import PhotoCatalog
 import PhotoContent
+import PhotoSources
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,8 +22,10 @@ struct FlickrImportCommand: ParsableCommand {
             Pages through flickr.photos.getRecent (or flickr.photos.search with --param), resolves each new
             place to its region with flickr.places.getInfo, and measures every original with a HEAD request so
             that `stat` shows exact sizes before anything is downloaded. Photos already in the library are
-            updated, never duplicated. If anything fails (an error answer, a bad key, malformed JSON), the
-            library is left exactly as it was and the command exits non-zero.
+            updated, never duplicated. A photo record that cannot be used (no id, no image URL, an id that is
+            not an identifier) is skipped with one warning naming it and the field, and counted in the
+            summary. If a page fails (an error answer, a bad key, an answer that is not JSON), the library is
+            left exactly as it was and the command exits non-zero.
 
             Example:
               photofs import flickr photos.sqlite --api-key KEY --method flickr.photos.search --param tags=harbour
@@ -33,7 +36,7 @@ struct FlickrImportCommand: ParsableCommand {
     var library: String
 
     @Option(help: "The Flickr REST endpoint.")
-    var endpoint = ImportOptions.defaultEndpoint
+    var endpoint = FlickrSourceOptions.defaultEndpoint
 
     @Option(help: "Flickr API key (default: $PHOTOFS_FLICKR_API_KEY).")
     var apiKey: String?
@@ -70,22 +73,23 @@ struct FlickrImportCommand: ParsableCommand {
         guard let key = apiKey ?? ProcessInfo.processInfo.environment["PHOTOFS_FLICKR_API_KEY"], !key.isEmpty else {
             throw CommandFailure("no API key: pass --api-key or set PHOTOFS_FLICKR_API_KEY")
         }
-        var options = ImportOptions(apiKey: key)
+        var options = FlickrSourceOptions()
         options.endpoint = endpoint
         options.method = method
         options.perPage = perPage
-        options.maxPages = maxPages
         for parameter in parameters {
             let parts = parameter.split(separator: "=", maxSplits: 1)
             options.parameters[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
         }
+        var importOptions = LibraryImportOptions()
+        importOptions.maxPages = maxPages
         var http = HTTPConfiguration()
         http.connectTimeout = connectTimeout
         let catalog: Catalog
         do { catalog = try Catalog(path: library) } catch { throw CommandFailure("\(error)") }
-        let progress = TerminalProgress(logger: logger)
-        let importer = FlickrImporter(catalog: catalog, http: HTTPClient(configuration: http, logger: logger),
-                                      options: options, progress: progress, logger: logger)
+        let source = FlickrSource(options: options, credentials: .apiKey(key), http: http, logger: logger)
+        let importer = LibraryImporter(catalog: catalog, source: source, options: importOptions,
+                                       progress: TerminalProgress(logger: logger), logger: logger)
         do {
             let report = try importer.run()
             print(ImportCommand.describe(report))
@@ -105,7 +109,12 @@ extension ImportCommand {
             text += "\n\(report.unavailable.count) photo(s) not shown until a later import can measure them:"
             for (id, reason) in report.unavailable.prefix(10) { text += "\n  \(id): \(reason)" }
         }
-        if report.skippedMalformed > 0 { text += "\n\(report.skippedMalformed) list item(s) without id or URL skipped" }
+        if !report.skipped.isEmpty {
+            // "3 record(s) skipped (id: 1, url: 2); each is named in a warning above"
+            let byField = report.skippedByField.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+            text += "\n\(report.skipped.count) record(s) skipped (\(byField.joined(separator: ", "))); "
+                + "each is named in a warning above"
+        }
         return text
     }
 }

@@ -1,40 +1,50 @@
 // Reading one Flickr photo: title and owner fallbacks, the original URL rule, numbers sent as strings.
 @testable import FlickrImport
+import Foundation
+import PhotoSources
 import XCTest
 
-final class FlickrPhotoTests: XCTestCase {
+/// One record, written as a Swift dictionary, serialised by Foundation and read back the way the source
+/// reads a page: through `JSONValue` and `FlickrRecord.read`.
+func flickrRecord(_ json: [String: Any]) -> SourcePhoto? {
+    guard let data = try? JSONSerialization.data(withJSONObject: json), let value = try? JSONValue.parse(data),
+          case .success(let photo) = FlickrRecord.read(value) else { return nil }
+    return photo
+}
+
+final class FlickrRecordTests: XCTestCase {
     func testTitleFallsBackToDescriptionThenUnknown() {
-        XCTAssertEqual(FlickrPhoto(json: base(["title": "Pier"]))?.title, "Pier")
-        XCTAssertEqual(FlickrPhoto(json: base(["title": "  ", "description": ["_content": "From the pier"]]))?.title,
+        XCTAssertEqual(flickrRecord(base(["title": "Pier"]))?.title, "Pier")
+        XCTAssertEqual(flickrRecord(base(["title": "  ", "description": ["_content": "From the pier"]]))?.title,
                        "From the pier")
-        XCTAssertEqual(FlickrPhoto(json: base(["title": "", "description": ["_content": ""]]))?.title, "Unknown")
+        XCTAssertEqual(flickrRecord(base(["title": "", "description": ["_content": ""]]))?.title, "Unknown")
     }
 
     func testNULIsNeverStored() {
-        XCTAssertEqual(FlickrPhoto(json: base(["title": "nul\u{0}inside"]))?.title, "nul inside")
+        XCTAssertEqual(flickrRecord(base(["title": "nul\u{0}inside"]))?.title, "nul inside")
     }
 
     func testPhotographerIsOwnernameElseOwnerID() {
-        XCTAssertEqual(FlickrPhoto(json: base(["ownername": "Ansel"]))?.ownerName, "Ansel")
-        XCTAssertEqual(FlickrPhoto(json: base([:]))?.ownerName, "123@N01")
+        XCTAssertEqual(flickrRecord(base(["ownername": "Ansel"]))?.ownerName, "Ansel")
+        XCTAssertEqual(flickrRecord(base([:]))?.ownerName, "123@N01")
     }
 
     func testOriginalIsURLOElseTheLargestRendition() {
-        XCTAssertEqual(FlickrPhoto(json: base(["url_o": "http://x/o.jpg", "url_l": "http://x/l.jpg"]))?.originalURL,
+        XCTAssertEqual(flickrRecord(base(["url_o": "http://x/o.jpg", "url_l": "http://x/l.jpg"]))?.originalURL,
                        "http://x/o.jpg")
         let noOriginal = base(["url_m": "http://x/m.jpg", "width_m": "500", "height_m": 375,
                                "url_l": "http://x/l.jpg", "width_l": 1024, "height_l": "768",
                                "url_sq": "http://x/sq.jpg", "width_sq": 75, "height_sq": 75])
-        XCTAssertEqual(FlickrPhoto(json: noOriginal)?.originalURL, "http://x/l.jpg")
-        XCTAssertEqual(FlickrPhoto(json: noOriginal)?.thumbnailURL, "http://x/sq.jpg")
+        XCTAssertEqual(flickrRecord(noOriginal)?.originalURL, "http://x/l.jpg")
+        XCTAssertEqual(flickrRecord(noOriginal)?.thumbnailURL, "http://x/sq.jpg")
         // Without widths the suffix order decides.
-        XCTAssertEqual(FlickrPhoto(json: base(["url_z": "http://x/z.jpg", "url_c": "http://x/c.jpg"]))?.originalURL,
+        XCTAssertEqual(flickrRecord(base(["url_z": "http://x/z.jpg", "url_c": "http://x/c.jpg"]))?.originalURL,
                        "http://x/c.jpg")
-        XCTAssertNil(FlickrPhoto(json: ["id": "1", "title": "no urls"]))
+        XCTAssertNil(flickrRecord(["id": "1", "title": "no urls"]))
     }
 
     func testEveryRenditionWithItsSizeIsKept() {
-        let photo = FlickrPhoto(json: base(["url_o": "http://x/o.jpg", "width_o": "4000", "height_o": 3000,
+        let photo = flickrRecord(base(["url_o": "http://x/o.jpg", "width_o": "4000", "height_o": 3000,
                                             "url_z": "http://x/z.jpg", "width_z": 640, "height_z": "480",
                                             "url_sq": "http://x/sq.jpg", "width_sq": 75, "height_sq": 75,
                                             "url_m": "http://x/m.jpg", // no size: cannot be chosen by size
@@ -44,17 +54,17 @@ final class FlickrPhotoTests: XCTestCase {
     }
 
     func testDatesAndLocation() {
-        let photo = FlickrPhoto(json: base(["datetaken": "2019-05-04 12:33:10", "dateupload": "1700000000",
+        let photo = flickrRecord(base(["datetaken": "2019-05-04 12:33:10", "dateupload": "1700000000",
                                             "latitude": "37.5", "longitude": -122.25, "place_id": "abc"]))
         XCTAssertEqual(photo?.takenAt, 1_556_973_190)
         XCTAssertEqual(photo?.uploadedAt, 1_700_000_000)
         XCTAssertEqual(photo?.latitude, 37.5)
         XCTAssertEqual(photo?.placeID, "abc")
-        let unknownDate = FlickrPhoto(json: base(["datetaken": "2001-01-01 00:00:00", "datetakenunknown": "1",
+        let unknownDate = flickrRecord(base(["datetaken": "2001-01-01 00:00:00", "datetakenunknown": "1",
                                                   "latitude": 0, "longitude": 0]))
         XCTAssertNil(unknownDate?.takenAt)
         XCTAssertNil(unknownDate?.latitude)
-        XCTAssertNil(FlickrPhoto(json: base(["datetaken": "2019-13-45 99:00:00"]))?.takenAt)
+        XCTAssertNil(flickrRecord(base(["datetaken": "2019-13-45 99:00:00"]))?.takenAt)
     }
 
     private func base(_ fields: [String: Any]) -> [String: Any] {

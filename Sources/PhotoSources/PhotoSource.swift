@@ -1,0 +1,311 @@
+// What a photo source is (Flickr today; a self-hosted server or a local folder later): one protocol.
+import Foundation
+import PhotoCatalog
+
+/// A library photofs can import from. Everything that depends on where photos come from — its API, how
+/// its answers are read and validated, its URL and size rules, its credentials, how its bytes are reached —
+/// lives in the type that implements this; `LibraryImporter` drives any source into the catalog.
+///
+/// Calls may come from several threads at once (`measure` runs `measureConcurrency` at a time).
+public protocol PhotoSource: AnyObject, Sendable {
+    /// Short lower-case name of the kind of source ("flickr"), used in messages and warnings.
+    var kind: String { get }
+
+    /// One page of the full listing; `nil` asks for the first. Records that cannot be used come back in
+    /// `skipped`, never as an error: an error means the page itself could not be read (unreachable,
+    /// refused, not JSON), and ends the import with the library unchanged.
+    func listPage(_ cursor: PageCursor?) throws -> SourcePage
+
+    /// What changed since a sync point. Sources that cannot tell answer `.fullListingRequired` and the
+    /// importer lists everything (the catalog's upsert makes that idempotent).
+    func changes(since point: SyncPoint) throws -> SourceChanges
+
+    /// The region a place id belongs to (cs193p TopRegions), asked once per place the catalog does not know.
+    func resolvePlace(_ placeID: String) throws -> PlaceResolution
+
+    /// The exact size and type of the bytes behind one of this source's URLs, without downloading them when
+    /// the transport allows (HTTP HEAD). Failures are per photo: the photo is hidden until measured.
+    func measure(_ url: String) -> Result<MeasuredContent, MeasureFailure>
+
+    /// How a mount reaches the bytes of this source's URLs.
+    var contentAccess: ContentAccess { get }
+
+    /// Whether a rendition with this label is a square crop (usable only for square variants).
+    func isSquareCrop(renditionLabel: String) -> Bool
+}
+
+/// Where the next page starts; opaque to everyone but its source (a page number for Flickr, a token for
+/// an API that pages by token).
+public struct PageCursor: Hashable, Sendable {
+    public var token: String
+    public init(token: String) { self.token = token }
+}
+
+public struct SourcePage: Sendable {
+    public var photos: [SourcePhoto]
+    public var skipped: [SkippedRecord]
+    /// nil: this was the last page.
+    public var next: PageCursor?
+    /// How many pages the source says the listing has, when it says.
+    public var pageCount: Int?
+    public init(photos: [SourcePhoto], skipped: [SkippedRecord], next: PageCursor?, pageCount: Int?) {
+        self.photos = photos; self.skipped = skipped; self.next = next; self.pageCount = pageCount
+    }
+}
+
+/// A moment a source can resume from (Flickr: `min_date` of `flickr.photos.recentlyUpdated`).
+public struct SyncPoint: Hashable, Sendable {
+    public var token: String
+    public init(token: String) { self.token = token }
+}
+
+public enum SourceChanges: Sendable {
+    /// The source cannot list changes (or not from this point): list everything.
+    case fullListingRequired
+    case changed(photos: [SourcePhoto], deletedIDs: [String], skipped: [SkippedRecord], next: SyncPoint)
+}
+
+/// How a mount fetches a source's bytes. Only HTTP exists today (the download engine speaks HTTP with
+/// Range and ETag); a local folder would add `.file`, read with `pread` instead.
+public enum ContentAccess: Equatable, Sendable {
+    case http
+}
+
+/// What `measure` learns about one URL's bytes.
+public struct MeasuredContent: Equatable, Sendable {
+    public var size: Int64
+    /// Normalised ("image/jpeg"), always one of `ImageContentType.extensions`.
+    public var contentType: String
+    public var etag: String?
+    public var lastModified: String?
+    public init(size: Int64, contentType: String, etag: String?, lastModified: String?) {
+        self.size = size; self.contentType = contentType; self.etag = etag; self.lastModified = lastModified
+    }
+}
+
+public struct MeasureFailure: Error, Equatable, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// One record a source could not use: its id (made printable, see `SkippedRecord.printable`) when it had
+/// one, the field that made it unusable and why. The importer logs one warning per record.
+public struct SkippedRecord: Equatable, Sendable {
+    public var id: String?
+    /// The source's own field name ("id", "url_o", "owner"), or "record" when the record is not an object.
+    public var field: String
+    public var reason: String
+    public init(id: String?, field: String, reason: String) {
+        self.id = id.map(SkippedRecord.printable)
+        self.field = field
+        self.reason = reason
+    }
+
+    /// An id as it may appear in a log line: control, bidi and non-ASCII scalars as \u{…}, at most 64
+    /// characters. The id is hostile (it is why the record was skipped); a log line must stay one line.
+    public static func printable(_ id: String) -> String {
+        var text = ""
+        for scalar in id.unicodeScalars {
+            if text.utf8.count >= 64 { text += "..."; break }
+            if (0x20..<0x7F).contains(scalar.value) { text.unicodeScalars.append(scalar) }
+            else { text += "\\u{\(String(scalar.value, radix: 16))}" }
+        }
+        return text
+    }
+}
+
+/// One photo as a source lists it, validated: every value here is in range for the catalog and the tree.
+/// Built only through `init`, which applies the rules every source shares (ids, moments, coordinates).
+public struct SourcePhoto: Equatable, Sendable {
+    public let id: String
+    public let owner: String
+    /// The display name, else the owner id.
+    public let ownerName: String
+    public let title: String
+    public let description: String
+    /// The source's own text of the date taken, kept only when it was read as a valid date.
+    public let dateTaken: String?
+    public let takenAt: Int64?
+    public let uploadedAt: Int64?
+    /// `takenAt`, else `uploadedAt`, else 0 (1970): the file's mtime and its /moments year.
+    public let momentAt: Int64
+    public let placeID: String?
+    public let latitude: Double?
+    public let longitude: Double?
+    public let originalURL: String
+    public let thumbnailURL: String?
+    public let renditions: [Rendition]
+
+    /// Throws a `SkippedRecord` naming the field when the photo cannot be used (an id that is not an
+    /// identifier, an owner id too long even encoded, an original URL that is not a usable http(s) URL);
+    /// everything else is clamped or dropped: a date out of range is unknown, a coordinate out of range is
+    /// no location, a title or description is cut to its limit.
+    public init(id: String, owner: String, ownerName: String, title: String, description: String,
+                dateTaken: String?, takenAt: Int64?, uploadedAt: Int64?, placeID: String?,
+                latitude: Double?, longitude: Double?, originalURL: String, thumbnailURL: String?,
+                renditions: [Rendition]) throws {
+        guard SourceIdentifier.isValid(id) else {
+            throw SkippedRecord(id: id, field: "id", reason: SourceIdentifier.rule)
+        }
+        guard let owner = SourceIdentifier.encoded(owner) else {
+            throw SkippedRecord(id: id, field: "owner", reason: "longer than \(SourceIdentifier.maxBytes) bytes")
+        }
+        guard SourceURL.isUsable(originalURL) else {
+            throw SkippedRecord(id: id, field: "url", reason: SourceURL.rule)
+        }
+        self.id = id
+        self.owner = owner
+        // No display name: the (encoded) owner id, as Flickr's own pages show it.
+        let name = ownerName.trimmingCharacters(in: .whitespacesAndNewlines)
+        self.ownerName = name.isEmpty ? owner : SourceText.clean(name, limit: SourceText.nameLimit)
+        self.title = SourceText.clean(title, limit: SourceText.nameLimit)
+        self.description = SourceText.clean(description, limit: SourceText.descriptionLimit)
+        let taken = takenAt.flatMap(MomentRange.valid)
+        self.takenAt = taken
+        self.dateTaken = taken == nil ? nil : dateTaken.map { SourceText.clean($0, limit: 64) }
+        self.uploadedAt = uploadedAt.flatMap(MomentRange.valid)
+        self.momentAt = MomentRange.clamp(taken ?? self.uploadedAt ?? 0)
+        self.placeID = placeID.flatMap { SourceIdentifier.isValid($0) ? $0 : nil }
+        if let latitude, let longitude, latitude.isFinite, longitude.isFinite, abs(latitude) <= 90,
+           abs(longitude) <= 180, latitude != 0 || longitude != 0 {
+            self.latitude = latitude
+            self.longitude = longitude
+        } else {
+            self.latitude = nil
+            self.longitude = nil
+        }
+        self.originalURL = originalURL
+        self.thumbnailURL = thumbnailURL.flatMap { SourceURL.isUsable($0) ? $0 : nil }
+        self.renditions = renditions.filter {
+            SourceURL.isUsable($0.url) && (1...SourceURL.maxPixelEdge).contains($0.width)
+                && (1...SourceURL.maxPixelEdge).contains($0.height)
+        }
+    }
+}
+
+extension SkippedRecord: Error {}
+
+extension SourcePhoto {
+    /// The catalog row for this photo, before measuring (no size or type yet) and before the catalog
+    /// assigns its seq, photographer and region.
+    public func catalogRecord() -> PhotoRecord {
+        PhotoRecord(id: id, title: title, description: description, placeID: placeID, dateTaken: dateTaken,
+                    momentAt: momentAt, momentYear: PhotoRecord.year(ofMoment: momentAt), uploadedAt: uploadedAt,
+                    originalURL: originalURL, thumbnailURL: thumbnailURL, latitude: latitude, longitude: longitude)
+    }
+}
+
+/// The years the tree can show: 1 to 9999. `/moments/<year>` names are four digits and the moment prefix
+/// "YYYY-MM-DD" has four year digits; SQLite's date functions and glibc's `gmtime_r` agree on this range.
+/// A moment outside it is "unknown", not wrapped.
+public enum MomentRange {
+    /// 0001-01-01 00:00:00 UTC.
+    public static let earliest: Int64 = -62_135_596_800
+    /// 9999-12-31 23:59:59 UTC.
+    public static let latest: Int64 = 253_402_300_799
+
+    public static func valid(_ seconds: Int64) -> Int64? { (earliest...latest).contains(seconds) ? seconds : nil }
+    public static func clamp(_ seconds: Int64) -> Int64 { min(max(seconds, earliest), latest) }
+
+    /// Seconds since 1970 of a proleptic Gregorian date and time read as UTC, or nil when a field is out of
+    /// range (month 13, 31 April, 29 February 2019, hour 24, year 0 or 10000). Pure integer arithmetic
+    /// (Howard Hinnant's days_from_civil): no `timegm`, no `Int32` conversion of untrusted numbers.
+    public static func seconds(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Int64? {
+        guard (1...9999).contains(year), (1...12).contains(month), (0...23).contains(hour), (0...59).contains(minute),
+              (0...60).contains(second) else { return nil }
+        let isLeap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...monthDays[month - 1]).contains(day) else { return nil }
+        let y = Int64(month <= 2 ? year - 1 : year)
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let m = Int64(month)
+        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        // A leap second (":60") on 9999-12-31 would step past `latest`; clamp keeps it in range.
+        return clamp(days * 86_400 + Int64(hour) * 3600 + Int64(minute) * 60 + Int64(second))
+    }
+}
+
+/// Ids that reach names (a photo's id is its de-duplicating suffix, an owner's its photographer's) and
+/// the catalog's keys.
+public enum SourceIdentifier {
+    /// Flickr ids are 10–11 digits, NSIDs "12345678@N01", place ids "7.MJR8tTVrIO1EgB": 64 bytes is
+    /// several times any of them.
+    public static let maxBytes = 64
+    public static let rule = "not 1–64 letters, digits, '@', '.', '_' or '-' with at least one letter or digit"
+
+    static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    static func isAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "@"), UInt8(ascii: "."), UInt8(ascii: "_"),
+             UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// A photo id is used as it is or not at all: rewriting it could make it another photo's id.
+    public static func isValid(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        return (1...maxBytes).contains(bytes.count) && bytes.allSatisfy(isAllowed)
+            && bytes.contains(where: isAlphanumeric)
+    }
+
+    /// An owner id made safe by percent-encoding every other byte ("a/b" → "a%2Fb"): injective, so two
+    /// owners never merge; nil when the result is longer than `maxBytes`. Empty becomes "unknown" (Flickr
+    /// always sends an owner; a record without one goes to one shared photographer).
+    public static func encoded(_ owner: String) -> String? {
+        if owner.isEmpty { return "unknown" }
+        var text = ""
+        for byte in owner.utf8 {
+            if isAllowed(byte) { text.unicodeScalars.append(Unicode.Scalar(byte)) }
+            else { text += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true) }
+            if text.utf8.count > maxBytes { return nil }
+        }
+        return text
+    }
+}
+
+/// Free text (titles, descriptions, names): NUL becomes a space — SQLite (through GRDB) would cut the text
+/// there — and long text is cut at a character boundary. The tree sanitises names further.
+public enum SourceText {
+    /// A name is at most 255 bytes; 1,000 characters of title is more than any name can show.
+    public static let nameLimit = 1000
+    /// Flickr caps descriptions well below this; it keeps one hostile record from bloating the library.
+    public static let descriptionLimit = 65_536
+
+    public static func clean(_ text: String, limit: Int) -> String {
+        var text = text
+        if text.utf8.contains(0) { text = text.replacingOccurrences(of: "\u{0}", with: " ") }
+        if text.count > limit { text = String(text.prefix(limit)) }
+        return text
+    }
+}
+
+/// The URLs a source may hand the catalog: what the HTTP client will fetch and nothing that could smuggle
+/// a second line or a space into a request.
+public enum SourceURL {
+    /// Browsers and CDNs stop around 8 KB; Flickr's static URLs are under 100 bytes.
+    public static let maxBytes = 2048
+    /// 65,535 px is JPEG's limit; a larger edge is a malformed answer, not a size to trust.
+    public static let maxPixelEdge = 65_535
+    public static let rule = "no http(s) URL of at most 2048 bytes without spaces or control characters"
+
+    public static func isUsable(_ url: String) -> Bool {
+        let lower = url.prefix(8).lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.utf8.count <= maxBytes else { return false }
+        return url.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) }
+    }
+}
