@@ -281,7 +281,7 @@ public final class Catalog: @unchecked Sendable {
                 FROM region r WHERE r.photo_count > 0 ORDER BY r.id
                 """)) { row in
                 var reader = ColumnReader(row, table: "region")
-                reader.key = "id \(ColumnReader.describe(reader.value(0)))"
+                reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
                 let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
                 reader.key = "id \(id)"
                 return RegionRecord(
@@ -307,7 +307,7 @@ public final class Catalog: @unchecked Sendable {
                 GROUP BY g.id ORDER BY g.id
                 """, arguments: [regionID])) { row in
                 var reader = ColumnReader(row, table: "photographer")
-                reader.key = "id \(ColumnReader.describe(reader.value(0)))"
+                reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
                 let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
                 reader.key = "id \(id)"
                 return PhotographerRecord(id: id, owner: try reader.text(1, "owner"), name: reader.displayText(2),
@@ -335,7 +335,7 @@ public final class Catalog: @unchecked Sendable {
                 WHERE \(CatalogLimits.usablePhotoSQL("")) GROUP BY moment_year ORDER BY moment_year
                 """)) { row in
                 var reader = ColumnReader(row, table: "photo")
-                reader.key = "year \(ColumnReader.describe(reader.value(0)))"
+                reader.key = "year \(ColumnReader.keyText(reader.value(0)))"
                 let yearRange = Int64(CatalogLimits.yearRange.lowerBound) ... Int64(CatalogLimits.yearRange.upperBound)
                 return YearRecord(year: Int(try reader.integer(0, "moment_year", in: yearRange)),
                                   photoCount: Int(try reader.integer(1, "count", in: 0 ... Int64(Int.max))),
@@ -504,7 +504,7 @@ public final class Catalog: @unchecked Sendable {
             let sizes = try decodeAll(Row.fetchCursor(db, sql: "SELECT photo_seq, byte_size FROM variant WHERE spec = ?",
                                                       arguments: [spec])) { row -> (Int64, Int64) in
                 var reader = ColumnReader(row, table: "variant")
-                reader.key = "\(ColumnReader.printable(spec)) of seq \(ColumnReader.describe(reader.value(0)))"
+                reader.key = "\(ColumnReader.printable(spec)) of seq \(ColumnReader.keyText(reader.value(0)))"
                 return (try reader.integer(0, "photo_seq", in: CatalogLimits.seqRange),
                         try reader.integer(1, "byte_size", in: 1 ... CatalogLimits.maxByteSize))
             }

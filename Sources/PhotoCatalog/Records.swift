@@ -109,7 +109,7 @@ public struct PhotoRecord: Equatable, Sendable {
 
     /// seq (column 0) and id (column 1), naming the row in any later complaint.
     private static func identity(_ reader: inout ColumnReader) throws -> (Int64, String) {
-        reader.key = "with seq \(ColumnReader.describe(reader.value(0)))"
+        reader.key = "seq \(ColumnReader.keyText(reader.value(0)))"
         let seq = try reader.integer(0, "seq", in: CatalogLimits.seqRange)
         reader.key = "seq \(seq)"
         let id = try reader.text(1, "id")

@@ -154,6 +154,12 @@ struct ColumnReader {
         }
     }
 
+    /// A row key for a warning line: an integer as itself ("-7"), anything else described ("NULL").
+    static func keyText(_ value: DatabaseValue) -> String {
+        if case .int64(let number) = value.storage { return String(number) }
+        return describe(value)
+    }
+
     /// A key value for a warning line: printable ASCII only, at most 40 characters.
     static func printable(_ text: String) -> String {
         let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.prefix(40).map {
