@@ -156,6 +156,9 @@ public struct YearRecord: Equatable, Sendable {
     public var year: Int
     public var photoCount: Int
     public var newestMomentAt: Int64
+    public init(year: Int, photoCount: Int, newestMomentAt: Int64) {
+        self.year = year; self.photoCount = photoCount; self.newestMomentAt = newestMomentAt
+    }
 }
 
 /// A place id and the region it resolved to (cs193p TopRegions: several places may share one region).
