@@ -109,11 +109,10 @@ public struct PhotoRecord: Equatable, Sendable {
 
     /// seq (column 0) and id (column 1), naming the row in any later complaint.
     private static func identity(_ reader: inout ColumnReader) throws -> (Int64, String) {
-        reader.key = "seq \(ColumnReader.keyText(reader.value(0)))"
         let seq = try reader.integer(0, "seq", in: CatalogLimits.seqRange)
-        reader.key = "seq \(seq)"
+        reader.photoSeq = seq
         let id = try reader.text(1, "id")
-        reader.key = "seq \(seq) (id \(ColumnReader.printable(id)))"
+        reader.photoID = id
         return (seq, id)
     }
 

@@ -60,7 +60,16 @@ struct BadRow: Error, CustomStringConvertible {
 struct ColumnReader {
     let row: Row
     let table: String
+    /// The row's key for a warning line ("id 4"); for photo rows, `photoSeq` and `photoID` instead, formatted
+    /// only when the row turns out bad (formatting it for each of 20,000 good rows cost a quarter of a listing).
     var key = "(unreadable key)"
+    var photoSeq: Int64?
+    var photoID: String?
+
+    var rowKey: String {
+        guard let photoSeq else { return table == "photo" ? "seq \(Self.keyText(value(0)))" : key }
+        return "seq \(photoSeq)" + (photoID.map { " (id \(Self.printable($0)))" } ?? "")
+    }
 
     init(_ row: Row, table: String) {
         self.row = row
@@ -73,7 +82,7 @@ struct ColumnReader {
         return (try? row.decode(DatabaseValue.self, atIndex: index)) ?? .null
     }
 
-    func bad(_ problem: String) -> BadRow { BadRow(table: table, key: key, problem: problem) }
+    func bad(_ problem: String) -> BadRow { BadRow(table: table, key: rowKey, problem: problem) }
 
     /// Strictly an INTEGER inside `range`.
     func integer(_ index: Int, _ column: String, in range: ClosedRange<Int64>) throws -> Int64 {
