@@ -146,8 +146,9 @@ enum LibraryInspector {
         var header = [UInt8](repeating: 0, count: 100)
         var filled = 0
         while filled < header.count {
-            let got = header.withUnsafeMutableBytes { buffer in
-                Glibc.read(fd, buffer.baseAddress! + filled, buffer.count - filled)
+            let got = header.withUnsafeMutableBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return Glibc.read(fd, base + filled, buffer.count - filled)
             }
             if got < 0 && errno == EINTR { continue }
             if got <= 0 { break }

@@ -30,7 +30,8 @@ final class ReadOnlyLibraryTests: XCTestCase {
     }
 
     func testAFileWithoutWritePermissionMountsReadOnlyAndRefusesImports() throws {
-        let library = scratch.path("library.sqlite")
+        // URI characters in the name: the read-only open passes the path as a `file:` URI.
+        let library = scratch.path("my library #1?%&.sqlite")
         try makeLibrary(library)
         try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: library)
         let before = FileSnapshot(library)
