@@ -60,7 +60,7 @@ public enum PhotoNameStyle: Sendable {
 
 /// Pure builders: catalog rows in, entries out.
 public enum TreeBuilder {
-    public static let fallbackTitle = "Untitled"
+    public static let fallbackTitle = TreeFallback.stem
     public static let fallbackDirectoryName = "Unknown"
 
     /// A directory's link count is 2 + its subdirectories (`.` and its entry in the parent); counts come from
