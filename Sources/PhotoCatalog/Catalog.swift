@@ -4,25 +4,141 @@ import GRDB
 
 /// Errors from the catalog carry the library path so a log line or CLI message names the file.
 public struct CatalogError: Error, CustomStringConvertible {
+    /// What went wrong, for callers that act on it (a mount keeps `/recent` in memory on `.readOnly`; the CLI
+    /// picks its words and exit status).
+    public enum Reason: Sendable, Equatable {
+        /// Missing, empty, not SQLite, or a damaged SQLite file (`mounting` needs an existing library).
+        case notALibrary
+        /// A SQLite database with tables photofs did not make, or another application's `application_id`.
+        case foreignDatabase
+        /// Made by a newer photofs: a schema version or migration this one does not know.
+        case newerLibrary
+        /// The library cannot be written (its mode, its directory, a read-only disk), or was opened read-only.
+        case readOnly
+        /// The file cannot be looked at (permissions, I/O error).
+        case unreadable
+        /// A query or a write failed; `underlying` has SQLite's error.
+        case failed
+    }
+
     public var path: String
+    /// For `.failed` and `.unreadable`, what failed ("cannot read the photo library"); for the others a
+    /// predicate about the file ("is not a photofs library: not a SQLite database").
     public var message: String
     public var underlying: Error?
+    public var reason: Reason = .failed
+
     public var description: String {
-        if let underlying { return "\(path): \(message): \(underlying)" }
-        return "\(path): \(message)"
+        switch reason {
+        case .failed, .unreadable:
+            if let underlying { return "\(path): \(message): \(underlying)" }
+            return "\(path): \(message)"
+        case .notALibrary, .foreignDatabase, .newerLibrary, .readOnly:
+            return "\(path) \(message)"
+        }
     }
 }
 
 public final class Catalog: @unchecked Sendable {
+    /// How a library is opened: what may be created, migrated and written.
+    public enum OpenMode: Sendable {
+        /// For `photofs import` and anything else that writes photos: creates a library when the file is missing,
+        /// is empty (0 bytes) or is a SQLite database without tables; upgrades an older library; refuses a
+        /// library it cannot write.
+        case importing
+        /// For `photofs mount`: the file must already be a photofs library. One that cannot be written (mode
+        /// 0444, a directory where `-wal`/`-shm` cannot be created, a read-only disk) opens read-only:
+        /// no migration, no writes (`isReadOnly`); writes then throw `CatalogError` with reason `.readOnly`.
+        case mounting
+    }
+
     public let path: String
+    /// True when the library was opened read-only (`.mounting` a library that cannot be written): nothing is
+    /// migrated or written, and every write method throws `CatalogError(reason: .readOnly)`.
+    public let isReadOnly: Bool
     private let pool: DatabasePool
 
-    /// Opens (creating if needed) the library at `path` and brings its schema up to date.
+    /// Rows the catalog left out, reported once each (dedupe key: table and row key) for the lifetime of
+    /// this `Catalog`.
+    private let badRowLock = NSLock()
+    private var reportedBadRows = Set<String>()
+    private var badRowHandler: (@Sendable (String) -> Void)?
+
+    /// Called once per library row that the catalog leaves out because it cannot be used (a NULL, a wrong type
+    /// or an absurd value in a column the tree depends on: byte_size ≤ 0 or above 1 TiB, moment_at outside
+    /// years 1–9999, moment_year not its year, negative counts, ids the inode numbers cannot hold). The text
+    /// names the table, the row and the problem, never the raw value; a mount logs it as one warning. Such a
+    /// photo is treated as unavailable: it is in no listing and `photo(seq:)` / `photo(id:)` return nil.
+    /// Called on the thread that read the row, outside any catalog lock; set it before the mount starts.
+    public var onBadRow: (@Sendable (String) -> Void)? {
+        get { badRowLock.lock(); defer { badRowLock.unlock() }; return badRowHandler }
+        set { badRowLock.lock(); badRowHandler = newValue; badRowLock.unlock() }
+    }
+
+    /// Opens the library at `path` for `mode` (see `OpenMode`). Before anything is written, the file is
+    /// inspected read-only and refused, unchanged, when it is not SQLite, holds another application's tables,
+    /// or was made by a newer photofs. A library made by the previous photofs (application_id 0, exactly our
+    /// tables) is adopted: migrated and marked.
     /// A mount and an import may open the same file at once: WAL lets readers go on while the importer writes,
     /// and the busy timeout (10 s) makes two writers wait for each other instead of failing.
-    public init(path: String) throws {
+    public init(path: String, mode: OpenMode = .importing) throws {
         self.path = path
+        let identity = try LibraryInspector.inspect(path: path)
+        func refuse(_ reason: CatalogError.Reason, _ message: String) -> CatalogError {
+            CatalogError(path: path, message: message, reason: reason)
+        }
+        var writable = true
+        switch identity {
+        case .directory:
+            throw refuse(.notALibrary, "is not a photofs library: it is a directory")
+        case .notSQLite(let looksLikeText):
+            throw refuse(.notALibrary, "is not a photofs library: not a SQLite database"
+                         + (looksLikeText ? " (it looks like a text file)" : ""))
+        case .foreign(let tables, let applicationID):
+            var what: [String] = []
+            if applicationID != 0 { what.append("application_id \(Self.hex(applicationID))") }
+            if !tables.isEmpty { what.append("tables: " + Self.list(tables)) }
+            throw refuse(.foreignDatabase, "is not a photofs library: a SQLite database of another application ("
+                         + what.joined(separator: ", ") + ")")
+        case .libraryWithForeignTables(let tables):
+            throw refuse(.foreignDatabase, "is a photofs library that also holds tables photofs did not make "
+                         + "(tables: \(Self.list(tables))); photofs leaves it alone")
+        case .newer(let version, let unknownMigrations):
+            if version > Schema.version {
+                throw refuse(.newerLibrary, "was made by a newer photofs (library version \(version), this one "
+                             + "reads up to \(Schema.version)); upgrade photofs")
+            }
+            throw refuse(.newerLibrary, "was made by a newer photofs (schema changes this one does not know: "
+                         + "\(Self.list(unknownMigrations))); upgrade photofs")
+        case .absent, .emptyFile, .emptyDatabase:
+            guard mode == .importing else {
+                let what = identity == .absent ? "the file does not exist"
+                    : identity == .emptyFile ? "the file is empty" : "an empty SQLite database"
+                throw refuse(.notALibrary, "is not a photofs library: \(what)")
+            }
+            let blocker = identity == .absent ? LibraryInspector.createBlocker(path: path)
+                                              : LibraryInspector.writeBlocker(path: path)
+            if let blocker { throw refuse(.readOnly, "cannot become a photofs library: \(blocker)") }
+        case .library(let needsMigration, _):
+            if let blocker = LibraryInspector.writeBlocker(path: path) {
+                switch mode {
+                case .importing:
+                    throw refuse(.readOnly, "is read-only (\(blocker)): cannot import into it")
+                case .mounting where needsMigration:
+                    throw refuse(.readOnly, "was made by an older photofs and must be upgraded before it can be "
+                                 + "mounted, but it is read-only (\(blocker))")
+                case .mounting:
+                    writable = false
+                }
+            }
+        }
+        isReadOnly = !writable
+        pool = writable ? try Self.openWritable(path: path) : try Self.openReadOnly(path: path)
+    }
+
+    private static func configuration(readonly: Bool) -> Configuration {
         var config = Configuration()
+        config.readonly = readonly
         config.busyMode = .timeout(10)
         config.foreignKeysEnabled = true
         config.label = "photofs.catalog"
@@ -35,12 +151,77 @@ public final class Catalog: @unchecked Sendable {
             // file system must not crash, so it stays off.
             try db.execute(sql: "PRAGMA cache_size = -16384")
         }
+        return config
+    }
+
+    /// Opens (creating if needed) in WAL mode, runs the migrations and marks the file as a library.
+    private static func openWritable(path: String) throws -> DatabasePool {
         do {
-            pool = try DatabasePool(path: path, configuration: config)
+            let pool = try DatabasePool(path: path, configuration: configuration(readonly: false))
             try Schema.migrator.migrate(pool)
+            try pool.write { db in
+                // Adopts a library of the previous photofs (application_id 0, user_version 0); a no-op otherwise.
+                if try Int64.fetchOne(db, sql: "PRAGMA application_id") != Int64(Schema.applicationID) {
+                    try db.execute(sql: "PRAGMA application_id = \(Schema.applicationID)")
+                }
+                if try Int64.fetchOne(db, sql: "PRAGMA user_version") != Int64(Schema.version) {
+                    try db.execute(sql: "PRAGMA user_version = \(Schema.version)")
+                }
+            }
+            return pool
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
+            throw CatalogError(path: path, message: "is read-only (SQLite could not write it): cannot import into it",
+                               reason: .readOnly)
         } catch {
             throw CatalogError(path: path, message: "cannot open the photo library", underlying: error)
         }
+    }
+
+    /// Opens a library that cannot be written. With a `-wal` file present (a writer may be at work, or left
+    /// pages in it) SQLite reads it through the existing `-shm`, read-only, and sees later imports. Without one
+    /// the whole library is in the main file; a plain read-only connection would then need to create `-wal`
+    /// and `-shm` ("unable to open database file" on a read-only disk; left behind elsewhere), so the file is
+    /// opened `immutable=1`: read as it is, no locks. Changes made to it later (only possible through another,
+    /// writable path to it) are then not seen until the next mount.
+    private static func openReadOnly(path: String) throws -> DatabasePool {
+        func open(_ location: String) throws -> DatabasePool {
+            let pool = try DatabasePool(path: location, configuration: configuration(readonly: true))
+            // Opening is lazy; one read proves the connection works.
+            _ = try pool.read { db in try Int64.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+            return pool
+        }
+        do {
+            if FileManager.default.fileExists(atPath: path + "-wal"), let pool = try? open(path) { return pool }
+            return try open(LibraryInspector.immutableURI(path))
+        } catch {
+            throw CatalogError(path: path, message: "cannot open the photo library read-only", underlying: error)
+        }
+    }
+
+    private static func hex(_ value: Int32) -> String { "0x" + String(UInt32(bitPattern: value), radix: 16) }
+
+    /// Names for a message: printable, at most 10 of them.
+    private static func list(_ names: [String]) -> String {
+        let shown = names.prefix(10).map(ColumnReader.printable)
+        return shown.joined(separator: ", ") + (names.count > 10 ? " and \(names.count - 10) more" : "")
+    }
+
+    /// Leaves a bad row out, telling `onBadRow` the first time this catalog meets it.
+    private func report(_ bad: BadRow) {
+        badRowLock.lock()
+        let first = reportedBadRows.insert(bad.table + " " + bad.key).inserted
+        let handler = badRowHandler
+        badRowLock.unlock()
+        if first { handler?(bad.description) }
+    }
+
+    /// Decodes each row, leaving out (and reporting) those that throw `BadRow`.
+    private func decodeAll<T>(_ rows: RowCursor, _ decode: (Row) throws -> T) throws -> [T] {
+        var result: [T] = []
+        while let row = try rows.next() {
+            do { result.append(try decode(row)) } catch let bad as BadRow { report(bad) }
+        }
+        return result
     }
 
     // MARK: - Change detection
@@ -54,44 +235,60 @@ public final class Catalog: @unchecked Sendable {
 
     public func generation() throws -> Generation {
         try read { db in
-            let row = try Row.fetchOne(db, sql: "SELECT generation, recent_generation FROM library_state")
-            return Generation(photos: row?["generation"] ?? 0, recents: row?["recent_generation"] ?? 0)
+            guard let row = try Row.fetchOne(db, sql: "SELECT generation, recent_generation FROM library_state") else {
+                return Generation(photos: 0, recents: 0)
+            }
+            // A counter that is not an integer reads as 0: polling still compares equal values, never traps.
+            let reader = ColumnReader(row, table: "library_state")
+            return Generation(photos: reader.lenientInteger(0) ?? 0, recents: reader.lenientInteger(1) ?? 0)
         }
     }
 
     // MARK: - Queries for the tree
+    // Every query below leaves out rows that cannot be used and reports them through `onBadRow`; aggregates
+    // count only rows that pass the same rules (`CatalogLimits.usablePhotoSQL`).
 
+    /// The photo, or nil when there is none or its row cannot be used.
     public func photo(seq: Int64) throws -> PhotoRecord? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT \(PhotoRecord.columns) FROM photo WHERE seq = ?", arguments: [seq])
-                .map(PhotoRecord.init(row:))
+            try decodeAll(Row.fetchCursor(db, sql: "SELECT \(PhotoRecord.columns) FROM photo WHERE seq = ?",
+                                          arguments: [seq]), PhotoRecord.decode(row:)).first
         }
     }
 
+    /// The photo, or nil when there is none or its row cannot be used.
     public func photo(id: String) throws -> PhotoRecord? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT \(PhotoRecord.columns) FROM photo WHERE id = ?", arguments: [id])
-                .map(PhotoRecord.init(row:))
+            try decodeAll(Row.fetchCursor(db, sql: "SELECT \(PhotoRecord.columns) FROM photo WHERE id = ?",
+                                          arguments: [id]), PhotoRecord.decode(row:)).first
         }
     }
 
-    /// Every photo, available or not (for `photofs` tooling and tests).
+    /// Every photo, available or not (for `photofs` tooling and tests); rows that cannot be used are left out.
     public func allPhotos() throws -> [PhotoRecord] {
         try read { db in
-            try Catalog.photos(db, sql: "SELECT \(PhotoRecord.columns) FROM photo ORDER BY seq")
+            try Catalog.photos(self, db, sql: "SELECT \(PhotoRecord.columns) FROM photo ORDER BY seq")
         }
     }
 
     /// Regions with at least one available photo, with their stored counts.
     public func regions() throws -> [RegionRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT r.id, r.name, r.photo_count, r.photographer_count,
-                       (SELECT max(moment_at) FROM photo p WHERE p.region_id = r.id AND p.available) AS newest
+                       (SELECT max(p.moment_at) FROM photo p
+                        WHERE p.region_id = r.id AND \(CatalogLimits.usablePhotoSQL("p"))) AS newest
                 FROM region r WHERE r.photo_count > 0 ORDER BY r.id
-                """).map {
-                RegionRecord(id: $0["id"], name: $0["name"], photoCount: $0["photo_count"],
-                             photographerCount: $0["photographer_count"], newestMomentAt: $0["newest"] ?? 0)
+                """)) { row in
+                var reader = ColumnReader(row, table: "region")
+                reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
+                let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
+                reader.key = "id \(id)"
+                return RegionRecord(
+                    id: id, name: reader.displayText(1),
+                    photoCount: Int(try reader.integer(2, "photo_count", in: CatalogLimits.countRange)),
+                    photographerCount: Int(try reader.integer(3, "photographer_count", in: CatalogLimits.countRange)),
+                    newestMomentAt: reader.lenientInteger(4) ?? 0)
             }
         }
     }
@@ -103,13 +300,18 @@ public final class Catalog: @unchecked Sendable {
     /// Photographers with at least one available photo in the region.
     public func photographers(inRegion regionID: Int64) throws -> [PhotographerRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT g.id, g.owner, g.name, max(p.moment_at) AS newest
                 FROM photo p JOIN photographer g ON g.id = p.photographer_id
-                WHERE p.region_id = ? AND p.available
+                WHERE p.region_id = ? AND \(CatalogLimits.usablePhotoSQL("p"))
                 GROUP BY g.id ORDER BY g.id
-                """, arguments: [regionID]).map {
-                PhotographerRecord(id: $0["id"], owner: $0["owner"], name: $0["name"], newestMomentAt: $0["newest"])
+                """, arguments: [regionID])) { row in
+                var reader = ColumnReader(row, table: "photographer")
+                reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
+                let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
+                reader.key = "id \(id)"
+                return PhotographerRecord(id: id, owner: try reader.text(1, "owner"), name: reader.displayText(2),
+                                          newestMomentAt: reader.lenientInteger(3) ?? 0)
             }
         }
     }
@@ -118,35 +320,43 @@ public final class Catalog: @unchecked Sendable {
     /// photos in a region.
     public func photos(inRegion regionID: Int64, photographer photographerID: Int64) throws -> [PhotoRecord] {
         try read { db in
-            try Array(Row.fetchCursor(db, sql: """
+            try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT \(PhotoRecord.listingColumns) FROM photo
                 WHERE region_id = ? AND photographer_id = ? AND available ORDER BY seq
-                """, arguments: [regionID, photographerID]).map(PhotoRecord.init(listingRow:)))
+                """, arguments: [regionID, photographerID]), PhotoRecord.decode(listingRow:))
         }
     }
 
+    /// Years with at least one usable photo (years 1–9999 only, by `CatalogLimits.usablePhotoSQL`).
     public func years() throws -> [YearRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: """
+            try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT moment_year, count(*) AS n, max(moment_at) AS newest FROM photo
-                WHERE available GROUP BY moment_year ORDER BY moment_year
-                """).map { YearRecord(year: $0["moment_year"], photoCount: $0["n"], newestMomentAt: $0["newest"]) }
+                WHERE \(CatalogLimits.usablePhotoSQL("")) GROUP BY moment_year ORDER BY moment_year
+                """)) { row in
+                var reader = ColumnReader(row, table: "photo")
+                reader.key = "year \(ColumnReader.keyText(reader.value(0)))"
+                let yearRange = Int64(CatalogLimits.yearRange.lowerBound) ... Int64(CatalogLimits.yearRange.upperBound)
+                return YearRecord(year: Int(try reader.integer(0, "moment_year", in: yearRange)),
+                                  photoCount: Int(try reader.integer(1, "count", in: 0 ... Int64(Int.max))),
+                                  newestMomentAt: reader.lenientInteger(2) ?? 0)
+            }
         }
     }
 
     /// Listing rows (`PhotoRecord.listingColumns` filled; description and URLs empty) of a year's photos.
     public func photos(inYear year: Int) throws -> [PhotoRecord] {
         try read { db in
-            try Array(Row.fetchCursor(db, sql: """
+            try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT \(PhotoRecord.listingColumns) FROM photo WHERE moment_year = ? AND available ORDER BY seq
-                """, arguments: [year]).map(PhotoRecord.init(listingRow:)))
+                """, arguments: [year]), PhotoRecord.decode(listingRow:))
         }
     }
 
     /// The most recently opened available photos, newest first.
     public func recentPhotos(limit: Int) throws -> [PhotoRecord] {
         try read { db in
-            try Catalog.photos(db, sql: """
+            try Catalog.photos(self, db, sql: """
                 SELECT \(PhotoRecord.columns(of: "p"))
                 FROM recent r JOIN photo p ON p.seq = r.photo_seq
                 WHERE p.available ORDER BY r.opened_at DESC, r.photo_seq DESC LIMIT ?
@@ -154,18 +364,29 @@ public final class Catalog: @unchecked Sendable {
         }
     }
 
-    /// Newest moment over every available photo (mtime of the root, /regions and /moments).
+    /// Newest moment over every usable photo (mtime of the root, /regions and /moments).
     public func newestMomentAt() throws -> Int64 {
-        try read { db in try Int64.fetchOne(db, sql: "SELECT max(moment_at) FROM photo WHERE available") ?? 0 }
+        try read { db in
+            let value = try DatabaseValue.fetchOne(db, sql: """
+                SELECT max(moment_at) FROM photo WHERE \(CatalogLimits.usablePhotoSQL(""))
+                """)
+            if case .int64(let newest)? = value?.storage { return newest }
+            return 0
+        }
     }
 
-    /// Bytes and number of every available photo (what `df` shows), in one scan.
+    /// Bytes and number of every usable photo (what `df` shows), in one scan. Each size is at most 1 TiB, so
+    /// the sum of 2^23 of them still fits an Int64; SQLite's `total` is a float and cannot overflow, and the
+    /// result is clamped to 0...Int64.max.
     public func availableTotals() throws -> (bytes: Int64, files: Int64) {
         try read { db in
-            let row = try Row.fetchOne(db, sql: """
-                SELECT CAST(total(byte_size) AS INTEGER), count(*) FROM photo WHERE available
-                """)
-            return (row?[0] ?? 0, row?[1] ?? 0)
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT total(byte_size), count(*) FROM photo WHERE \(CatalogLimits.usablePhotoSQL(""))
+                """) else { return (0, 0) }
+            let reader = ColumnReader(row, table: "photo")
+            let bytes = reader.lenientReal(0) ?? 0
+            let clamped: Int64 = bytes.isNaN || bytes <= 0 ? 0 : bytes >= 9.2e18 ? Int64.max : Int64(bytes)
+            return (clamped, reader.lenientInteger(1) ?? 0)
         }
     }
 
@@ -196,7 +417,12 @@ public final class Catalog: @unchecked Sendable {
 
     /// Place ids the catalog already resolved (an import asks Flickr only for the others).
     public func knownPlaceIDs() throws -> Set<String> {
-        try read { db in Set(try String.fetchAll(db, sql: "SELECT place_id FROM place")) }
+        try read { db in
+            // A NULL or non-text place_id (TEXT PRIMARY KEY allows NULL in SQLite) is no known place.
+            Set(try DatabaseValue.fetchAll(db, sql: "SELECT place_id FROM place").compactMap {
+                if case .string(let id) = $0.storage { return id } else { return nil }
+            })
+        }
     }
 
     /// Writes one import in a single transaction: either all of it lands or none of it does.
@@ -221,14 +447,17 @@ public final class Catalog: @unchecked Sendable {
                         INSERT INTO photographer(owner, name) VALUES (?, ?)
                         ON CONFLICT(owner) DO UPDATE SET name = excluded.name WHERE name IS NOT excluded.name
                         """, arguments: [imported.owner, imported.ownerName])
-                    let id = try Int64.fetchOne(db, sql: "SELECT id FROM photographer WHERE owner = ?",
-                                                arguments: [imported.owner])!
+                    guard let id = try Catalog.integer(db, sql: "SELECT id FROM photographer WHERE owner = ?",
+                                                       arguments: [imported.owner]) else {
+                        throw BadRow(table: "photographer", key: "owner \(ColumnReader.printable(imported.owner))",
+                                     problem: "its id is not an integer")
+                    }
                     photographerIDs[imported.owner] = id
                     photo.photographerID = id
                 }
                 if let placeID = photo.placeID,
-                   let regionID = try Int64.fetchOne(db, sql: "SELECT region_id FROM place WHERE place_id = ?",
-                                                     arguments: [placeID]) {
+                   let regionID = try Catalog.integer(db, sql: "SELECT region_id FROM place WHERE place_id = ?",
+                                                      arguments: [placeID]) {
                     photo.regionID = regionID
                 } else {
                     photo.regionID = fallbackRegionID
@@ -262,40 +491,54 @@ public final class Catalog: @unchecked Sendable {
     /// Every size the origin offers for a photo, smallest first.
     public func renditions(seq: Int64) throws -> [Rendition] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT label, url, width, height FROM rendition WHERE photo_seq = ?",
-                             arguments: [seq]).map {
-                Rendition(label: $0[0], url: $0[1], width: $0[2], height: $0[3])
-            }.sorted { ($0.width * $0.height, $0.label) < ($1.width * $1.height, $1.label) }
+            try decodeAll(Row.fetchCursor(db, sql: "SELECT label, url, width, height FROM rendition WHERE photo_seq = ?",
+                                          arguments: [seq])) { try Catalog.rendition($0, seq: seq) }
+                // Widths and heights are at most 10^6 (`CatalogLimits.dimensionRange`): the area cannot overflow.
+                .sorted { ($0.width * $0.height, $0.label) < ($1.width * $1.height, $1.label) }
         }
     }
 
     /// Sizes of every variant rendered at `spec`, by photo seq: one query when a sized mount starts listing.
     public func variantSizes(spec: String) throws -> [Int64: Int64] {
         try read { db in
-            var sizes: [Int64: Int64] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT photo_seq, byte_size FROM variant WHERE spec = ?",
-                                           arguments: [spec])
-            while let row = try rows.next() { sizes[row[0]] = row[1] }
-            return sizes
+            let sizes = try decodeAll(Row.fetchCursor(db, sql: "SELECT photo_seq, byte_size FROM variant WHERE spec = ?",
+                                                      arguments: [spec])) { row -> (Int64, Int64) in
+                var reader = ColumnReader(row, table: "variant")
+                reader.key = "\(ColumnReader.printable(spec)) of seq \(ColumnReader.keyText(reader.value(0)))"
+                return (try reader.integer(0, "photo_seq", in: CatalogLimits.seqRange),
+                        try reader.integer(1, "byte_size", in: 1 ... CatalogLimits.maxByteSize))
+            }
+            return Dictionary(sizes, uniquingKeysWith: { first, _ in first })
         }
     }
 
     public func variant(seq: Int64, spec: String) throws -> VariantRecord? {
         try read { db in
-            try Row.fetchOne(db, sql: """
+            try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT source_url, byte_size, width, height, content_type, unchanged FROM variant
                 WHERE spec = ? AND photo_seq = ?
-                """, arguments: [spec, seq]).map {
-                VariantRecord(seq: seq, spec: spec, sourceURL: $0[0], byteSize: $0[1], width: $0[2], height: $0[3],
-                              contentType: $0[4], unchanged: $0[5])
-            }
+                """, arguments: [spec, seq])) { row in
+                var reader = ColumnReader(row, table: "variant")
+                reader.key = "\(ColumnReader.printable(spec)) of seq \(seq)"
+                return VariantRecord(
+                    seq: seq, spec: spec, sourceURL: try reader.text(0, "source_url"),
+                    byteSize: try reader.integer(1, "byte_size", in: 1 ... CatalogLimits.maxByteSize),
+                    width: Int(try reader.integer(2, "width", in: CatalogLimits.dimensionRange)),
+                    height: Int(try reader.integer(3, "height", in: CatalogLimits.dimensionRange)),
+                    contentType: try reader.text(4, "content_type"),
+                    unchanged: try reader.integer(5, "unchanged", in: 0 ... 1) == 1)
+            }.first
         }
     }
 
     /// A square thumbnail's bytes, kept in the catalog.
     public func thumbnail(seq: Int64, spec: String) throws -> Data? {
         try read { db in
-            try Data.fetchOne(db, sql: "SELECT data FROM thumbnail WHERE photo_seq = ? AND spec = ?", arguments: [seq, spec])
+            // Only a blob is a thumbnail; anything else stored there reads as none (and is rendered again).
+            let value = try DatabaseValue.fetchOne(db, sql: "SELECT data FROM thumbnail WHERE photo_seq = ? AND spec = ?",
+                                                   arguments: [seq, spec])
+            if case .blob(let data)? = value?.storage { return data }
+            return nil
         }
     }
 
@@ -332,14 +575,13 @@ public final class Catalog: @unchecked Sendable {
     /// Replaces a photo's renditions when they differ from the stored ones; then its variants, made from the
     /// old set, are dropped too (a re-render might pick another source and come out a different size).
     private static func replaceRenditions(of photoID: String, with renditions: [Rendition], _ db: Database) throws -> Bool {
-        guard let seq = try Int64.fetchOne(db, sql: "SELECT seq FROM photo WHERE id = ?", arguments: [photoID]) else {
+        guard let seq = try integer(db, sql: "SELECT seq FROM photo WHERE id = ?", arguments: [photoID]) else {
             return false
         }
+        // A stored row that cannot be read makes the sets differ, so the import replaces it.
         let stored = Set(try Row.fetchAll(db, sql: "SELECT label, url, width, height FROM rendition WHERE photo_seq = ?",
-                                          arguments: [seq]).map {
-            Rendition(label: $0[0], url: $0[1], width: $0[2], height: $0[3])
-        })
-        guard stored != Set(renditions) else { return false }
+                                          arguments: [seq]).map { try? rendition($0, seq: seq) })
+        guard stored != Set(renditions.map(Optional.some)) else { return false }
         try db.execute(sql: "DELETE FROM rendition WHERE photo_seq = ?", arguments: [seq])
         for rendition in renditions {
             try db.execute(sql: "INSERT OR REPLACE INTO rendition(photo_seq, label, url, width, height) VALUES (?, ?, ?, ?, ?)",
@@ -354,8 +596,27 @@ public final class Catalog: @unchecked Sendable {
 
     /// Photos of a query selecting `PhotoRecord.columns`, through a cursor: rows are decoded in place, not
     /// copied first.
-    private static func photos(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [PhotoRecord] {
-        try Array(Row.fetchCursor(db, sql: sql, arguments: arguments).map(PhotoRecord.init(row:)))
+    private static func photos(_ catalog: Catalog, _ db: Database, sql: String,
+                               arguments: StatementArguments = []) throws -> [PhotoRecord] {
+        try catalog.decodeAll(Row.fetchCursor(db, sql: sql, arguments: arguments), PhotoRecord.decode(row:))
+    }
+
+    /// One rendition row, checked: non-empty label and URL, width and height within `CatalogLimits.dimensionRange`.
+    private static func rendition(_ row: Row, seq: Int64) throws -> Rendition {
+        var reader = ColumnReader(row, table: "rendition")
+        reader.key = "of seq \(seq)"
+        let label = try reader.text(0, "label")
+        reader.key = "\(ColumnReader.printable(label)) of seq \(seq)"
+        return Rendition(label: label, url: try reader.text(1, "url"),
+                         width: Int(try reader.integer(2, "width", in: CatalogLimits.dimensionRange)),
+                         height: Int(try reader.integer(3, "height", in: CatalogLimits.dimensionRange)))
+    }
+
+    /// The first column of the first row when it is an INTEGER; nil for no row, NULL or another type (GRDB's
+    /// `Int64.fetchOne` would read the text "abc" as 0).
+    private static func integer(_ db: Database, sql: String, arguments: StatementArguments) throws -> Int64? {
+        if case .int64(let value)? = try DatabaseValue.fetchOne(db, sql: sql, arguments: arguments)?.storage { return value }
+        return nil
     }
 
     private static func upsert(_ p: PhotoRecord, _ db: Database) throws {
@@ -387,7 +648,10 @@ public final class Catalog: @unchecked Sendable {
 
     private static func regionID(named name: String, _ db: Database) throws -> Int64 {
         try db.execute(sql: "INSERT INTO region(name) VALUES (?) ON CONFLICT(name) DO NOTHING", arguments: [name])
-        return try Int64.fetchOne(db, sql: "SELECT id FROM region WHERE name = ?", arguments: [name])!
+        guard let id = try integer(db, sql: "SELECT id FROM region WHERE name = ?", arguments: [name]) else {
+            throw BadRow(table: "region", key: "name \(ColumnReader.printable(name))", problem: "its id is not an integer")
+        }
+        return id
     }
 
     /// Counts are stored, not computed per listing; every write that moves photos calls this.
@@ -411,7 +675,13 @@ public final class Catalog: @unchecked Sendable {
     }
 
     private func write<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try pool.write(body) } catch {
+        guard !isReadOnly else {
+            throw CatalogError(path: path, message: "is open read-only: nothing was written", reason: .readOnly)
+        }
+        do { return try pool.write(body) } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
+            throw CatalogError(path: path, message: "is read-only (SQLite could not write it): nothing was written",
+                               reason: .readOnly)
+        } catch {
             throw CatalogError(path: path, message: "cannot write the photo library", underlying: error)
         }
     }

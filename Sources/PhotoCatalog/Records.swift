@@ -42,10 +42,14 @@ public struct PhotoRecord: Equatable, Sendable {
     }
 
     /// The calendar year (UTC, like the stored moment) a moment falls in: the photo's /moments directory.
+    /// Moments outside years 1–9999 (`CatalogLimits.momentRange`) are clamped to it first: gmtime_r fails
+    /// for years beyond a 32-bit `tm_year` and leaves its output unset, and no name can show such a year anyway.
+    /// The catalog leaves a photo whose `moment_at` is out of range out of every listing.
     public static func year(ofMoment seconds: Int64) -> Int {
-        var time = time_t(seconds)
+        let clamped = min(max(seconds, CatalogLimits.momentRange.lowerBound), CatalogLimits.momentRange.upperBound)
+        var time = time_t(clamped)
         var parts = tm()
-        gmtime_r(&time, &parts)
+        guard gmtime_r(&time, &parts) != nil else { return 1970 }
         return Int(parts.tm_year) + 1900
     }
 
@@ -65,20 +69,60 @@ public struct PhotoRecord: Equatable, Sendable {
     /// texts (description, URLs), which halves the cost of decoding a 17,500-photo year.
     static let listingColumns = "seq, id, title, photographer_id, region_id, moment_at, moment_year, byte_size, content_type"
 
-    init(listingRow row: Row) {
-        self.init(seq: row[0], id: row[1], title: row[2], photographerID: row[3], regionID: row[4], momentAt: row[5],
-                  momentYear: row[6], originalURL: "", byteSize: row[7], contentType: row[8])
+    /// Decodes a row selected with `listingColumns`; throws `BadRow` for a row the tree must not see.
+    static func decode(listingRow row: Row) throws -> PhotoRecord {
+        var reader = ColumnReader(row, table: "photo")
+        let (seq, id) = try identity(&reader)
+        var photo = PhotoRecord(seq: seq, id: id, title: reader.displayText(2), originalURL: "")
+        photo.photographerID = try reader.integer(3, "photographer_id", in: CatalogLimits.directoryIDRange)
+        photo.regionID = try reader.integer(4, "region_id", in: CatalogLimits.directoryIDRange)
+        (photo.momentAt, photo.momentYear) = try moment(reader, at: 5, year: 6)
+        photo.byteSize = try reader.nullableInteger(7, "byte_size", in: 1 ... CatalogLimits.maxByteSize)
+        photo.contentType = try reader.nullableText(8, "content_type")
+        return photo
     }
 
-    /// Decodes a row selected with `columns`, by position: looking columns up by name cost 14% of a
-    /// 17,000-photo listing (GRDB lower-cases and compares every name for every row).
-    init(row: Row) {
-        seq = row[0]; id = row[1]; title = row[2]; description = row[3]
-        photographerID = row[4]; regionID = row[5]; placeID = row[6]
-        dateTaken = row[7]; momentAt = row[8]; momentYear = row[9]
-        uploadedAt = row[10]; originalURL = row[11]; thumbnailURL = row[12]
-        byteSize = row[13]; contentType = row[14]; etag = row[15]
-        lastModified = row[16]; latitude = row[17]; longitude = row[18]
+    /// Decodes a row selected with `columns`, by position (by name cost 14% of a 17,000-photo listing: GRDB
+    /// lower-cases and compares every name for every row). Throws `BadRow` for a row the tree must not see;
+    /// optional metadata of the wrong type (a text `latitude`) reads as absent instead.
+    static func decode(row: Row) throws -> PhotoRecord {
+        var reader = ColumnReader(row, table: "photo")
+        let (seq, id) = try identity(&reader)
+        var photo = PhotoRecord(seq: seq, id: id, title: reader.displayText(2), description: reader.displayText(3),
+                                originalURL: "")
+        photo.photographerID = try reader.integer(4, "photographer_id", in: CatalogLimits.directoryIDRange)
+        photo.regionID = try reader.integer(5, "region_id", in: CatalogLimits.directoryIDRange)
+        photo.placeID = reader.lenientText(6)
+        photo.dateTaken = reader.lenientText(7)
+        (photo.momentAt, photo.momentYear) = try moment(reader, at: 8, year: 9)
+        photo.uploadedAt = reader.lenientInteger(10)
+        photo.originalURL = try reader.text(11, "original_url")
+        photo.thumbnailURL = reader.lenientText(12)
+        photo.byteSize = try reader.nullableInteger(13, "byte_size", in: 1 ... CatalogLimits.maxByteSize)
+        photo.contentType = try reader.nullableText(14, "content_type")
+        photo.etag = reader.lenientText(15)
+        photo.lastModified = reader.lenientText(16)
+        photo.latitude = reader.lenientReal(17)
+        photo.longitude = reader.lenientReal(18)
+        return photo
+    }
+
+    /// seq (column 0) and id (column 1), naming the row in any later complaint.
+    private static func identity(_ reader: inout ColumnReader) throws -> (Int64, String) {
+        let seq = try reader.integer(0, "seq", in: CatalogLimits.seqRange)
+        reader.photoSeq = seq
+        let id = try reader.text(1, "id")
+        reader.photoID = id
+        return (seq, id)
+    }
+
+    /// moment_at inside years 1–9999 and moment_year its UTC year.
+    private static func moment(_ reader: ColumnReader, at momentIndex: Int, year yearIndex: Int) throws -> (Int64, Int) {
+        let momentAt = try reader.integer(momentIndex, "moment_at", in: CatalogLimits.momentRange)
+        let year = try reader.integer(yearIndex, "moment_year", in: Int64(CatalogLimits.yearRange.lowerBound) ... Int64(CatalogLimits.yearRange.upperBound))
+        let expected = PhotoRecord.year(ofMoment: momentAt)
+        guard year == Int64(expected) else { throw reader.bad("moment_year is \(year), but moment_at \(momentAt) falls in \(expected)") }
+        return (momentAt, expected)
     }
 }
 
@@ -111,6 +155,9 @@ public struct YearRecord: Equatable, Sendable {
     public var year: Int
     public var photoCount: Int
     public var newestMomentAt: Int64
+    public init(year: Int, photoCount: Int, newestMomentAt: Int64) {
+        self.year = year; self.photoCount = photoCount; self.newestMomentAt = newestMomentAt
+    }
 }
 
 /// A place id and the region it resolved to (cs193p TopRegions: several places may share one region).

@@ -2,9 +2,29 @@
 // v2 adds what sized mounts need: every Flickr rendition (url_* with its size), the size of each rendered
 // variant (so `ls -l` and remounts know it without rendering), and square thumbnails themselves (as the
 // MVCNetworking sample keeps thumbnails in its store). A changed original drops its variants (trigger).
+// Every migration ends by setting `PRAGMA user_version` to its number, so the file says which schema it holds.
 import GRDB
 
 enum Schema {
+    /// `PRAGMA application_id` of every photofs library: ASCII "PHFS". SQLite keeps it at offset 68 of the file
+    /// header, so `file(1)` and photofs itself can tell a library from another application's database without
+    /// guessing from table names (the previous photofs left it 0; such a library is adopted and marked).
+    static let applicationID: Int32 = 0x5048_4653
+
+    /// The schema version this photofs writes and reads up to: `PRAGMA user_version` of an up-to-date library,
+    /// and the number of migrations below. A library with a higher number was made by a newer photofs.
+    static var version: Int32 { Int32(migrationIdentifiers.count) }
+
+    /// GRDB's identifiers of the migrations below, in order; one unknown to this list means a newer photofs.
+    static let migrationIdentifiers = migrator.migrations
+
+    /// Every table the migrations below create (GRDB's `grdb_migrations` included). A file with any other
+    /// table is not left to photofs to migrate or write. LibraryIdentityTests checks the list against a new library.
+    static let knownTables: Set<String> = [
+        "photographer", "region", "place", "photo", "recent", "library_state", "rendition", "variant", "thumbnail",
+        "grdb_migrations",
+    ]
+
     /// The region every photo without a resolvable place goes to, so every photo is reachable under /regions.
     static let fallbackRegion = "Unknown Region"
 
@@ -63,6 +83,8 @@ enum Schema {
                     recent_generation INTEGER NOT NULL
                 );
                 INSERT INTO library_state VALUES (1, 1, 1);
+                PRAGMA application_id = \(applicationID);
+                PRAGMA user_version = 1;
                 """)
         }
         migrator.registerMigration("v2: renditions, variants, thumbnails") { db in
@@ -101,6 +123,7 @@ enum Schema {
                     DELETE FROM variant WHERE photo_seq = NEW.seq;
                     DELETE FROM thumbnail WHERE photo_seq = NEW.seq;
                 END;
+                PRAGMA user_version = 2;
                 """)
         }
         return migrator

@@ -1,6 +1,11 @@
 // Turns catalog text (titles, region and photographer names) into valid, visible, unique file names.
 import Foundation
 
+/// The stem a name gets when its text leaves nothing (used by `FileNaming.compose`; `TreeBuilder.fallbackTitle`).
+enum TreeFallback {
+    static let stem = "Untitled"
+}
+
 /// The naming rules of docs/user-guide.md ("Names"), as pure functions.
 public enum FileNaming {
     /// Linux's NAME_MAX: a name is at most 255 bytes.
@@ -17,9 +22,11 @@ public enum FileNaming {
     /// - leading dots and spaces are dropped (a leading dot would hide the file from `ls`; "." and ".." vanish);
     ///   trailing spaces are dropped;
     /// - an empty result becomes `fallback`.
+    /// Only the first 4,096 scalars are looked at: a name keeps at most 255 bytes, and a 10 MB title from a
+    /// hostile library must not cost 10 MB of work per listing.
     public static func sanitize(_ text: String, fallback: String) -> String {
         var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
+        for scalar in text.unicodeScalars.prefix(4096) {
             let value = scalar.value
             if value == 0x2F {
                 scalars.append("\u{FF0F}")
@@ -43,27 +50,57 @@ public enum FileNaming {
 
     /// Joins a stem, an optional disambiguating suffix and an extension into a name of at most 255 bytes,
     /// cutting the stem at a character (grapheme) boundary so no character is split and the suffix and
-    /// extension survive whole.
+    /// extension survive whole. `stem` is expected sanitised (`sanitize`); suffixes come from `suffixes(forID:)`.
+    /// Whatever they hold, the result is a valid name: an extension that is not a short plain word is dropped,
+    /// a tail over half the budget is cut, and a stem cut to nothing (one grapheme cluster longer than the
+    /// budget, e.g. a letter with hundreds of combining marks) becomes "Untitled", so no name starts with the
+    /// suffix's space or the extension's dot.
     public static func compose(stem: String, suffix: String = "", extension ext: String? = nil) -> String {
-        let tail = suffix + (ext.map { "." + $0 } ?? "")
+        let safeExtension = ext.flatMap { isPlainExtension($0) ? "." + $0 : nil } ?? ""
+        let safeSuffix = suffix.utf8.count <= maxNameBytes / 2 ? suffix : cut(suffix, toBytes: maxNameBytes / 2)
+        let tail = safeSuffix + safeExtension
         let budget = maxNameBytes - tail.utf8.count
-        if stem.utf8.count <= budget { return stem + tail }
-        var cut = ""
+        if !stem.isEmpty && stem.utf8.count <= budget { return stem + tail }
+        var kept = cut(stem, toBytes: budget)
+        while let last = kept.unicodeScalars.last, last.properties.isWhitespace { kept.unicodeScalars.removeLast() }
+        if kept.isEmpty { kept = cut(TreeFallback.stem, toBytes: budget) }
+        return kept + tail
+    }
+
+    /// The longest prefix of whole characters within `limit` UTF-8 bytes.
+    private static func cut(_ text: String, toBytes limit: Int) -> String {
+        var kept = ""
         var bytes = 0
-        for character in stem {
+        for character in text {
             let width = character.utf8.count
-            if bytes + width > budget { break }
+            if bytes + width > limit { break }
             bytes += width
-            cut.append(character)
+            kept.append(character)
         }
-        while let last = cut.unicodeScalars.last, last.properties.isWhitespace { cut.unicodeScalars.removeLast() }
-        return cut + tail
+        return kept
+    }
+
+    /// 1–16 ASCII letters and digits: what every extension photofs makes looks like ("jpg", "png", "webp").
+    private static func isPlainExtension(_ ext: String) -> Bool {
+        (1...16).contains(ext.utf8.count) && ext.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0)
+            || (0x61...0x7A).contains($0) }
+    }
+
+    /// What an id looks like inside a name: sanitised like a title ("/" and control characters replaced) and at
+    /// most 64 bytes (Flickr ids have 10–11 digits, owner ids like "12345678@N00" about 12 characters; a
+    /// longer id is cut at a character boundary, and the namer's counter still keeps names apart).
+    public static func displayID(_ id: String) -> String {
+        let clean = sanitize(id, fallback: "?")
+        return clean.utf8.count <= 64 ? clean : cut(clean, toBytes: 64)
     }
 
     /// The de-duplicating suffix for a photo or directory: its id's last 6 characters, or the whole id when
     /// the short form also collides. Flickr ids are decimal numbers of 10–11 digits; 6 digits tell apart
     /// any two photos of one directory but by a 1-in-a-million chance, which the full id then resolves.
-    public static func suffixes(forID id: String) -> [String] {
+    /// The id goes through `displayID` first, so an id with "/" or control characters, or 10 KB long, still
+    /// gives a valid name.
+    public static func suffixes(forID rawID: String) -> [String] {
+        let id = displayID(rawID)
         let short = String(id.suffix(6))
         return short == id ? [" (\(id))"] : [" (\(short))", " (\(id))"]
     }
@@ -87,10 +124,12 @@ public struct UniqueNamer {
             let name = FileNaming.compose(stem: stem, suffix: suffix, extension: ext)
             if take(name) { return name }
         }
-        // Only a crafted title can reach this ("A (123456)" beside two photos titled "A"): count upwards.
+        // Only a crafted title can reach this ("A (123456)" beside two photos titled "A"), or ids that are
+        // alike once cut or sanitised: count upwards. The counter is in the suffix, which `compose` keeps whole.
+        let shownID = FileNaming.displayID(id)
         var counter = 2
         while true {
-            let name = FileNaming.compose(stem: stem, suffix: " (\(id)-\(counter))", extension: ext)
+            let name = FileNaming.compose(stem: stem, suffix: " (\(shownID)-\(counter))", extension: ext)
             if take(name) { return name }
             counter += 1
         }

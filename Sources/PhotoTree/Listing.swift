@@ -60,18 +60,23 @@ public enum PhotoNameStyle: Sendable {
 
 /// Pure builders: catalog rows in, entries out.
 public enum TreeBuilder {
-    public static let fallbackTitle = "Untitled"
+    public static let fallbackTitle = TreeFallback.stem
     public static let fallbackDirectoryName = "Unknown"
 
+    /// A directory's link count is 2 + its subdirectories (`.` and its entry in the parent); counts come from
+    /// the catalog's stored numbers, so a negative one counts as 0 and a huge one stops at UInt32.max.
     public static func directoryAttributes(_ node: Node, newest: Int64, subdirectories: Int) -> NodeAttributes {
-        NodeAttributes(node: node, size: NodeAttributes.directorySize, mtime: newest,
-                       linkCount: UInt32(2 + subdirectories))
+        let links = UInt32(clamping: max(0, subdirectories)).addingReportingOverflow(2)
+        return NodeAttributes(node: node, size: NodeAttributes.directorySize, mtime: newest,
+                              linkCount: links.overflow ? UInt32.max : links.partialValue)
     }
 
     /// A photo's attributes; `linkCount` is the number of trees that show it (regions, moments, maybe recent).
+    /// The size is kept within 0...1 TiB (`CatalogLimits.maxByteSize`, the catalog's own bound), so the layers
+    /// below can round it up to blocks or pages without overflowing.
     public static func photoAttributes(_ photo: PhotoRecord, linkCount: UInt32) -> NodeAttributes {
-        NodeAttributes(node: .photo(seq: photo.seq), size: photo.byteSize ?? 0, mtime: photo.momentAt,
-                       linkCount: linkCount)
+        let size = min(max(photo.byteSize ?? 0, 0), CatalogLimits.maxByteSize)
+        return NodeAttributes(node: .photo(seq: photo.seq), size: size, mtime: photo.momentAt, linkCount: linkCount)
     }
 
     public static func root(newest: Int64) -> DirectoryListing {
@@ -113,10 +118,14 @@ public enum TreeBuilder {
                                 entries: sortedByName(entries))
     }
 
-    /// `/moments`: one directory per year.
+    /// `/moments`: one directory per year. Only years 1–9999 (`CatalogLimits.yearRange`) have a directory: a
+    /// name shows four digits, and the catalog leaves photos of other years out anyway. A year given twice
+    /// is listed once.
     public static func years(_ years: [YearRecord], newest: Int64) -> DirectoryListing {
-        let entries = years.map { year in
-            DirectoryEntry(name: String(format: "%04d", year.year),
+        var seen = Set<Int>()
+        let shown = years.filter { CatalogLimits.yearRange.contains($0.year) && seen.insert($0.year).inserted }
+        let entries = shown.map { year in
+            DirectoryEntry(name: yearName(year.year),
                            attributes: directoryAttributes(.year(year.year), newest: year.newestMomentAt,
                                                            subdirectories: 0))
         }
@@ -128,8 +137,11 @@ public enum TreeBuilder {
     /// A directory of photos. `photos` may come in any order: names are handed out in import order (seq) so
     /// they stay stable; entries are listed in `listingOrder` (the order given).
     /// `fileExtension` overrides the photo's own (a square-thumbnail mount shows every photo as `.png`).
+    /// A seq given twice is listed once (its first occurrence), so no two entries share a name or an inode.
     public static func photos(_ photos: [PhotoRecord], in node: Node, style: PhotoNameStyle,
                               fileExtension: String? = nil, linkCount: (PhotoRecord) -> UInt32) -> DirectoryListing {
+        var seen = Set<Int64>()
+        let photos = photos.filter { seen.insert($0.seq).inserted }
         var namer = UniqueNamer()
         var names: [Int64: String] = [:]
         names.reserveCapacity(photos.count)
@@ -137,8 +149,8 @@ public enum TreeBuilder {
             names[photo.seq] = namer.claim(stem: stem(of: photo, style: style), id: photo.id,
                                            extension: fileExtension ?? photo.fileExtension)
         }
-        let entries = photos.map { photo in
-            DirectoryEntry(name: names[photo.seq]!, attributes: photoAttributes(photo, linkCount: linkCount(photo)))
+        let entries = photos.compactMap { photo in
+            names[photo.seq].map { DirectoryEntry(name: $0, attributes: photoAttributes(photo, linkCount: linkCount(photo))) }
         }
         let newest = photos.map(\.momentAt).max() ?? 0
         return DirectoryListing(attributes: directoryAttributes(node, newest: newest, subdirectories: 0),
@@ -154,20 +166,33 @@ public enum TreeBuilder {
         }
     }
 
+    /// A year's directory name: four digits, zero-padded ("0042"); years outside 1–9999 are clamped into it
+    /// (`years` never lists them).
+    public static func yearName(_ year: Int) -> String {
+        let clamped = min(max(year, CatalogLimits.yearRange.lowerBound), CatalogLimits.yearRange.upperBound)
+        let digits = String(clamped)
+        return String(repeating: "0", count: 4 - digits.count) + digits
+    }
+
     /// "YYYY-MM-DD HH.MM.SS" in UTC: Flickr's date taken carries no zone, and the catalog stores it read as UTC,
     /// so this prints the camera's own clock. Dots, not colons: colons are invalid in names on Windows/macOS
-    /// copies.
+    /// copies. Moments outside years 1–9999 (`CatalogLimits.momentRange`) are clamped to its ends
+    /// ("0001-01-01 00.00.00", "9999-12-31 23.59.59"): four digits cannot show other years, and gmtime_r fails
+    /// beyond a 32-bit year. The catalog leaves such photos out; this only keeps the tree from trapping.
     public static func momentPrefix(_ seconds: Int64) -> String {
-        var time = time_t(seconds)
+        let clamped = min(max(seconds, CatalogLimits.momentRange.lowerBound), CatalogLimits.momentRange.upperBound)
+        var time = time_t(clamped)
         var parts = tm()
-        gmtime_r(&time, &parts)
+        guard gmtime_r(&time, &parts) != nil else { return "1970-01-01 00.00.00" }
         // Formatted by hand: String(format:) took a fifth of the time of building a 17,000-photo listing.
         var bytes = [UInt8]()
         bytes.reserveCapacity(19)
         func append(_ value: Int32, digits: Int) {
             var divisor: Int32 = 1
             for _ in 1..<digits { divisor *= 10 }
-            var rest = value
+            // Every field is non-negative and below 10^digits here (years 1–9999 after clamping), so each
+            // digit is 0...9; the max(0, …) only guards a broken gmtime.
+            var rest = max(0, value)
             while divisor > 0 {
                 bytes.append(UInt8(ascii: "0") + UInt8((rest / divisor) % 10))
                 rest %= divisor

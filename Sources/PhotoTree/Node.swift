@@ -16,10 +16,19 @@ public enum Node: Hashable, Sendable {
 
     // The top byte of an inode number says what kind of node it is; the rest holds catalog ids.
     // Region and photographer ids each get 28 bits (268 million), far above any Flickr-style library.
+    // The catalog hands out only ids inside these fields (`CatalogLimits.seqRange`, `.directoryIDRange`,
+    // `.yearRange`). Any other value (negative, huge) is cut to its field's low bits instead of trapping:
+    // such a node may then share its number with another, but the daemon stays up.
     private static let kindShift: UInt64 = 56
+    private static let payloadMask: UInt64 = (1 << kindShift) - 1
     private static let idBits: UInt64 = 28
     private static let idMask: UInt64 = (1 << idBits) - 1
     private enum Kind: UInt64 { case fixed = 0, photo = 1, region = 2, photographer = 3, year = 4 }
+
+    /// Bits of the payload that a catalog id fills, for any Int64 or Int, without trapping.
+    private static func field<Value: BinaryInteger>(_ value: Value, mask: UInt64) -> UInt64 {
+        UInt64(truncatingIfNeeded: value) & mask
+    }
 
     public var inode: UInt64 {
         switch self {
@@ -27,11 +36,12 @@ public enum Node: Hashable, Sendable {
         case .regions: return 2
         case .moments: return 3
         case .recent: return 4
-        case .photo(let seq): return Kind.photo.rawValue << Node.kindShift | UInt64(seq)
-        case .region(let id): return Kind.region.rawValue << Node.kindShift | UInt64(id)
+        case .photo(let seq): return Kind.photo.rawValue << Node.kindShift | Node.field(seq, mask: Node.payloadMask)
+        case .region(let id): return Kind.region.rawValue << Node.kindShift | Node.field(id, mask: Node.payloadMask)
         case .photographer(let region, let photographer):
-            return Kind.photographer.rawValue << Node.kindShift | UInt64(region) << Node.idBits | UInt64(photographer)
-        case .year(let year): return Kind.year.rawValue << Node.kindShift | UInt64(year)
+            return Kind.photographer.rawValue << Node.kindShift | Node.field(region, mask: Node.idMask) << Node.idBits
+                | Node.field(photographer, mask: Node.idMask)
+        case .year(let year): return Kind.year.rawValue << Node.kindShift | Node.field(year, mask: Node.payloadMask)
         }
     }
 
