@@ -99,6 +99,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
                             renderOptions: options.renderOptions, logger: logger)
         }
         seenGeneration = (try? catalog.generation(), 0)
+        // A row the catalog cannot use (a damaged or hand-edited library) is left out of the tree; say so once.
+        catalog.onBadRow = { [logger] problem in logger.warning("\(problem)") }
         // Our own batch moved the recent counter: the same path as another process's change then updates
         // /recent, link counts and the kernel's caches.
         var checkAfterWrite: (() -> Void)?

@@ -189,6 +189,8 @@ public final class VariantProducer: @unchecked Sendable {
     public func flush() { unwritten.flush() }
 
     private func save(_ batch: [ProducedVariant]) {
+        // A library this mount may not write: sizes stay known in memory, bytes are rendered again when needed.
+        guard !catalog.isReadOnly else { return }
         let isSquare: Bool
         if case .square = spec { isSquare = true } else { isSquare = false }
         do {

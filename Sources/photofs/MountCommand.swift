@@ -162,11 +162,16 @@ struct MountCommand: ParsableCommand {
                             options: FilesystemOptions, fuseOptions: [String],
                             cacheSize: Int64 = OriginalCache.defaultMaxBytes, maxDownloads: Int = 16,
                             logger: Logger) throws -> (PhotoFilesystem, FuseSession) {
-        let catalog = try Catalog(path: library)
+        let catalog = try Catalog(path: library, mode: .mounting)
+        if catalog.isReadOnly {
+            logger.warning("the library cannot be written: mounted read-only, /recent is kept in memory for this mount",
+                           metadata: ["library": "\(library)"])
+        }
         let client = HTTPClient(configuration: http, logger: logger)
         let cache = try OriginalCache(directory: cacheDirectory, http: client, maxBytes: cacheSize,
                                       maxTransfers: maxDownloads, logger: logger)
-        let filesystem = PhotoFilesystem(catalog: catalog, cache: cache, http: client, options: options, logger: logger)
+        let filesystem = PhotoFilesystem(catalog: catalog, cache: cache, http: client, options: options,
+                                         persistentRecents: !catalog.isReadOnly, logger: logger)
         let name = "photofs:" + URL(fileURLWithPath: library).lastPathComponent
         let session = FuseSession(filesystem: filesystem, mountpoint: mountpoint, fsName: name, options: fuseOptions,
                                   logger: logger)
