@@ -15,6 +15,9 @@ public final class PriorityWorkPool<Output>: @unchecked Sendable {
         var priority: Priority
         let work: () throws -> Output
         var outcome: Result<Output, Error>?
+        /// Callers blocked in `run` on this job, and whether a thread took it: what tests poll instead of sleeping.
+        var waiters = 0
+        var started = false
         init(key: String, priority: Priority, work: @escaping () throws -> Output) {
             self.key = key; self.priority = priority; self.work = work
         }
@@ -42,7 +45,9 @@ public final class PriorityWorkPool<Output>: @unchecked Sendable {
     public func run(key: String, priority: Priority, _ work: @escaping () throws -> Output) throws -> Output {
         condition.lock()
         let job = enqueueLocked(key: key, priority: priority, work)
+        job.waiters += 1
         while job.outcome == nil { condition.wait() }
+        job.waiters -= 1
         condition.unlock()
         return try job.outcome!.get()
     }
@@ -52,6 +57,20 @@ public final class PriorityWorkPool<Output>: @unchecked Sendable {
         condition.lock()
         _ = enqueueLocked(key: key, priority: priority, work)
         condition.unlock()
+    }
+
+    /// Callers waiting in `run` for the job of `key` (0 when there is none).
+    public func waitingCount(for key: String) -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return jobs[key]?.waiters ?? 0
+    }
+
+    /// Whether a thread is working on the job of `key` right now.
+    public func isWorking(on key: String) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return jobs[key]?.started ?? false
     }
 
     /// Ends the threads after their current job; queued jobs fail, so nobody waits for them forever.
@@ -101,6 +120,7 @@ public final class PriorityWorkPool<Output>: @unchecked Sendable {
             let job = queued[lane][heads[lane]]
             heads[lane] += 1
             if heads[lane] == queued[lane].count { queued[lane].removeAll(keepingCapacity: true); heads[lane] = 0 }
+            job.started = true
             condition.unlock()
             let outcome = Result { try job.work() }
             condition.lock()

@@ -31,6 +31,13 @@ final class RenditionChoiceTests: XCTestCase {
 }
 
 final class PriorityWorkPoolTests: XCTestCase {
+    /// Polls `condition` until it holds or 10 s pass.
+    func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition() && Date() < deadline { usleep(1_000) }
+        return condition()
+    }
+
     final class Log: @unchecked Sendable {
         let lock = NSLock()
         var entries: [String] = []
@@ -58,7 +65,7 @@ final class PriorityWorkPoolTests: XCTestCase {
                 group.leave()
             }
         }
-        Thread.sleep(forTimeInterval: 0.2) // all four have asked
+        XCTAssertTrue(eventually { pool.waitingCount(for: "photo") == 4 }, "all four have asked")
         gate.signal()
         XCTAssertEqual(group.wait(timeout: .now() + 5), .success)
         XCTAssertEqual(log.all, ["work"])
@@ -71,7 +78,7 @@ final class PriorityWorkPoolTests: XCTestCase {
         let log = Log()
         let gate = DispatchSemaphore(value: 0)
         pool.submit(key: "busy", priority: .background) { gate.wait(); return 0 }
-        Thread.sleep(forTimeInterval: 0.1) // the one thread is now busy
+        XCTAssertTrue(eventually { pool.isWorking(on: "busy") }, "the one thread is busy")
         for name in ["a", "b", "c"] {
             pool.submit(key: name, priority: .background) { log.add(name); return 0 }
         }
@@ -84,11 +91,13 @@ final class PriorityWorkPoolTests: XCTestCase {
             _ = try? pool.run(key: "d", priority: .user) { log.add("d"); return 0 }
             done.signal()
         }
-        Thread.sleep(forTimeInterval: 0.1) // both users are waiting, the thread is still busy
+        XCTAssertTrue(eventually { pool.waitingCount(for: "b") == 1 && pool.waitingCount(for: "d") == 1 },
+                      "both users are waiting while the thread is still busy")
         gate.signal()
         XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
         XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
-        Thread.sleep(forTimeInterval: 0.2)
+        // A last background job runs after everything queued before it (one thread, FIFO within a priority).
+        _ = try pool.run(key: "end", priority: .background) { 0 }
         XCTAssertFalse(log.all.contains("b-user"), "b ran once, as the background job it joined")
         XCTAssertEqual(log.all.count, 4)
         XCTAssertEqual(Set(log.all.prefix(2)), ["b", "d"], "what users wait for runs before queued background work")
