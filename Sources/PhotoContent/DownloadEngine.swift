@@ -290,34 +290,36 @@ public final class Download: @unchecked Sendable {
         return result
     }
 
-    /// Ends the download. A complete file is renamed into place; if that fails (the cache directory was
-    /// removed meanwhile) the open file still serves its readers, and nothing is cached.
+    /// Renames a complete file into place. If that fails (the cache directory was removed meanwhile) the
+    /// open file still serves its readers, and nothing is cached. The download has not ended yet: the
+    /// engine lets the cache record the outcome first, so whoever waits for the end sees it recorded.
+    fileprivate func fileIntoPlace() {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let temporaryPath else { return }
+        if rename(temporaryPath, finalPath) != 0 {
+            let code = errno
+            uncachedReason = code == ENOSPC || code == EDQUOT ? .noSpace : .localIO("rename: \(CacheDirectory.errnoText(code))")
+            unlink(temporaryPath)
+        }
+        self.temporaryPath = nil
+    }
+
+    /// Ends the download: complete (after `fileIntoPlace`) or failed.
     fileprivate func finish(_ result: Result<Void, ContentError>) {
         condition.lock()
-        defer {
-            ended = true
-            let ready = takeReadyWaitersLocked()
-            condition.broadcast()
-            condition.unlock()
-            for (resume, failure) in ready { resume(failure) }
-        }
-        switch result {
-        case .success:
-            if let temporaryPath {
-                if rename(temporaryPath, finalPath) != 0 {
-                    let code = errno
-                    uncachedReason = code == ENOSPC || code == EDQUOT ? .noSpace : .localIO("rename: \(CacheDirectory.errnoText(code))")
-                    unlink(temporaryPath)
-                }
-                self.temporaryPath = nil
-            }
-        case .failure(let failure):
+        if case .failure(let failure) = result {
             error = failure
             lifecycle.attemptFailed(failure.kind, final: true)
             // Readers keep what they read; the name goes now so nothing half-written is ever found again.
             if let temporaryPath { unlink(temporaryPath) }
             temporaryPath = nil
         }
+        ended = true
+        let ready = takeReadyWaitersLocked()
+        condition.broadcast()
+        condition.unlock()
+        for (resume, failure) in ready { resume(failure) }
     }
 
     fileprivate var sinkState: (phase: DownloadLifecycle.Phase, received: Int64) {
@@ -443,10 +445,14 @@ public final class DownloadEngine: @unchecked Sendable {
 
             let result = run(download)
             if pauseBeforeFinish > 0 { Thread.sleep(forTimeInterval: pauseBeforeFinish) }
-            // A finished photo is renamed into place before the download is forgotten, so no opener starts
-            // it again; a failed one is forgotten first, so the next opener starts afresh instead of joining
-            // the failure.
-            if case .success = result { download.finish(result) }
+            // A finished photo is in place and recorded by the cache before the download is forgotten, so no
+            // opener starts it again and a fetch that returns finds it counted; a failed one is forgotten
+            // first, so the next opener starts afresh instead of joining the failure.
+            if case .success = result {
+                download.fileIntoPlace()
+                onComplete?(download)
+                download.finish(result)
+            }
             lock.lock()
             inFlight[download.key] = nil
             lock.unlock()
@@ -455,9 +461,9 @@ public final class DownloadEngine: @unchecked Sendable {
             case .success:
                 logger.debug("downloaded", metadata: [
                     "photo": "\(download.source.photoID)", "bytes": "\(download.source.expectedSize)",
+                    "cached": "\(download.uncachedReason == nil)",
                     "seconds": "\(String(format: "%.3f", Date().timeIntervalSince(download.started)))",
                 ])
-                onComplete?(download)
             case .failure(let error):
                 logger.error("download failed", metadata: ["photo": "\(download.source.photoID)",
                                                            "url": "\(URLRedaction.redacted(download.source.url))",
