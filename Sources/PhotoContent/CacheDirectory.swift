@@ -67,6 +67,36 @@ public enum CacheDirectory {
             throw CacheDirectoryError(path: path, reason: "is not a directory")
         }
         if isTagged(path) { return created }
+        try refuseForeign(path)
+        // Ours from here on. A tag that cannot be written (a full disk) is written next time; until then the
+        // directory still holds only what photofs makes, so it is still recognised.
+        let fd = open(path + "/" + tagName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            let complete = tagContents.utf8CString.withUnsafeBytes { bytes in
+                bytes.count > 1 && write(fd, bytes.baseAddress!, bytes.count - 1) == bytes.count - 1
+            }
+            close(fd)
+            if !complete { unlink(path + "/" + tagName) }
+        }
+        return created
+    }
+
+    /// Throws the error `OriginalCache.init` would give for `path`, creating and writing nothing: a missing
+    /// directory, a tagged one, an empty one or an earlier photofs's are fine. For the CLI, to check
+    /// `--cache-dir` before it puts anything (its log file) there.
+    public static func checkUsable(_ path: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return }
+            throw CacheDirectoryError(path: path, reason: "cannot be read (\(errnoText()))")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw CacheDirectoryError(path: path, reason: "is not a directory") }
+        if isTagged(path) { return }
+        try refuseForeign(path)
+    }
+
+    /// Refuses an untagged directory holding anything photofs did not make.
+    private static func refuseForeign(_ path: String) throws {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: path) } catch {
             throw CacheDirectoryError(path: path, reason: "cannot be listed (\(error.localizedDescription))")
@@ -80,17 +110,6 @@ public enum CacheDirectory {
                 delete this one if it really is an old photofs cache
                 """)
         }
-        // Ours from here on. A tag that cannot be written (a full disk) is written next time; until then the
-        // directory still holds only what photofs makes, so it is still recognised.
-        let fd = open(path + "/" + tagName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if fd >= 0 {
-            let complete = tagContents.utf8CString.withUnsafeBytes { bytes in
-                bytes.count > 1 && write(fd, bytes.baseAddress!, bytes.count - 1) == bytes.count - 1
-            }
-            close(fd)
-            if !complete { unlink(path + "/" + tagName) }
-        }
-        return created
     }
 
     /// Whether the directory holds a regular CACHEDIR.TAG starting with the signature.

@@ -447,29 +447,33 @@ public final class DownloadEngine: @unchecked Sendable {
             if pauseBeforeFinish > 0 { Thread.sleep(forTimeInterval: pauseBeforeFinish) }
             // A finished photo is in place and recorded by the cache before the download is forgotten, so no
             // opener starts it again and a fetch that returns finds it counted; a failed one is forgotten
-            // first, so the next opener starts afresh instead of joining the failure.
-            if case .success = result {
-                download.fileIntoPlace()
-                onComplete?(download)
-                download.finish(result)
-            }
-            lock.lock()
-            inFlight[download.key] = nil
-            lock.unlock()
-            if case .failure = result { download.finish(result) }
+            // first, so the next opener starts afresh instead of joining the failure. Either is logged before
+            // its waiters wake, so a caller that saw the end finds the line.
             switch result {
             case .success:
+                download.fileIntoPlace()
+                onComplete?(download)
                 logger.debug("downloaded", metadata: [
                     "photo": "\(download.source.photoID)", "bytes": "\(download.source.expectedSize)",
                     "cached": "\(download.uncachedReason == nil)",
                     "seconds": "\(String(format: "%.3f", Date().timeIntervalSince(download.started)))",
                 ])
+                download.finish(result)
+                forget(download)
             case .failure(let error):
                 logger.error("download failed", metadata: ["photo": "\(download.source.photoID)",
                                                            "url": "\(URLRedaction.redacted(download.source.url))",
                                                            "error": "\(error)"])
+                forget(download)
+                download.finish(result)
             }
         }
+    }
+
+    private func forget(_ download: Download) {
+        lock.lock()
+        inFlight[download.key] = nil
+        lock.unlock()
     }
 
     /// All attempts of one download. Transport errors, 5xx and 429 are retried with backoff, resuming from

@@ -249,10 +249,11 @@ public final class OriginalCache: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Starts downloading a photo at low priority unless it is cached or already coming.
+    /// Starts downloading a photo at low priority unless it is cached or already coming. Not while the cache
+    /// is degraded: a prefetched photo nobody holds would be downloaded into memory and dropped.
     public func prefetch(_ source: ContentSource) {
         let key = OriginalCache.key(for: source)
-        guard !engine.isInFlight(key), cachedPath(for: source) == nil else { return }
+        guard degradation == nil, !engine.isInFlight(key), cachedPath(for: source) == nil else { return }
         _ = startDownload(source, key: key, priority: .prefetch)
     }
 

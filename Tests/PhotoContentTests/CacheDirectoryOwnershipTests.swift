@@ -73,6 +73,12 @@ final class CacheDirectoryOwnershipTests: XCTestCase {
         try write("keep", folder.appendingPathComponent("originals/x-1"))
         chmod(folder.path, 0o755)
         let before = try snapshot(folder)
+        // The check a CLI makes before writing its log there: same refusal, nothing created.
+        XCTAssertThrowsError(try CacheDirectory.checkUsable(folder.path)) { error in
+            XCTAssertTrue("\(error)".contains("is not empty and is not a photofs cache"), "\(error)")
+        }
+        XCTAssertNoThrow(try CacheDirectory.checkUsable(root.appendingPathComponent("missing").path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: root.appendingPathComponent("missing").path))
         XCTAssertThrowsError(try makeCache(folder)) { error in
             let message = "\(error)"
             XCTAssertTrue(error is CacheDirectoryError, message)
