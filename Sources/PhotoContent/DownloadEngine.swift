@@ -77,7 +77,8 @@ public final class Download: @unchecked Sendable {
     /// The bytes when not on disk: `[0, lifecycle.received)` are valid.
     private var memory = Data()
     /// Why the bytes are not (or will not be) in the cache; nil while they may still be.
-    public private(set) var uncachedReason: ContentError.Kind?
+    private var notCachedBecause: ContentError.Kind?
+    public var uncachedReason: ContentError.Kind? { condition.lock(); defer { condition.unlock() }; return notCachedBecause }
     /// Readers waiting for bytes without holding a thread: resumed when their bytes are stored or the
     /// download failed (deferred FUSE replies).
     private var byteWaiters: [(end: Int64, resume: (ContentError?) -> Void)] = []
@@ -193,7 +194,7 @@ public final class Download: @unchecked Sendable {
         defer { condition.unlock() }
         while !ended { condition.wait() }
         if let error { throw error }
-        return uncachedReason == nil ? finalPath : nil
+        return notCachedBecause == nil ? finalPath : nil
     }
 
     public var isComplete: Bool { condition.lock(); defer { condition.unlock() }; return lifecycle.phase == .complete }
@@ -211,7 +212,7 @@ public final class Download: @unchecked Sendable {
             self.file = file
             temporaryPath = path
         case .memory(let reason):
-            uncachedReason = reason
+            notCachedBecause = reason
             guard source.expectedSize <= Download.memoryLimit else {
                 return ContentError(kind: .noSpace, photoID: source.photoID, url: source.url)
             }
@@ -273,7 +274,7 @@ public final class Download: @unchecked Sendable {
         condition.lock()
         memory = saved
         self.file = nil
-        uncachedReason = reason
+        notCachedBecause = reason
         if let temporaryPath { unlink(temporaryPath) }
         temporaryPath = nil
         condition.unlock()
@@ -299,7 +300,7 @@ public final class Download: @unchecked Sendable {
         guard let temporaryPath else { return }
         if rename(temporaryPath, finalPath) != 0 {
             let code = errno
-            uncachedReason = code == ENOSPC || code == EDQUOT ? .noSpace : .localIO("rename: \(CacheDirectory.errnoText(code))")
+            notCachedBecause = code == ENOSPC || code == EDQUOT ? .noSpace : .localIO("rename: \(CacheDirectory.errnoText(code))")
             unlink(temporaryPath)
         }
         self.temporaryPath = nil
