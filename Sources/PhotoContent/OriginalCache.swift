@@ -137,6 +137,7 @@ public final class OriginalCache: @unchecked Sendable {
     private let temporaryPath: String
 
     private let lock = NSLock()
+    private let repairLock = NSLock()
     private var entries: [String: (size: Int64, lastUse: Date)] = [:]
     private var totalBytes: Int64 = 0
     private var openCounts: [String: Int] = [:]
@@ -404,6 +405,14 @@ public final class OriginalCache: @unchecked Sendable {
     /// mount. Returns why the cache cannot be used, or nil.
     private func ensureDirectories() -> String? {
         var info = stat()
+        if lstat(objectsPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
+           lstat(temporaryPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            return nil
+        }
+        // One repair at a time: two transfer threads re-creating at once would each see the other's
+        // half-written tag as a foreign file.
+        repairLock.lock()
+        defer { repairLock.unlock() }
         if lstat(objectsPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
            lstat(temporaryPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
             return nil
