@@ -63,10 +63,12 @@ public struct DownloadLifecycle: Equatable, Sendable {
 
     /// `count` more body bytes were stored at the write offset. Refuses bytes past the expected size.
     public mutating func stored(_ count: Int) -> Result<Void, ContentError.Kind> {
-        guard writeOffset + Int64(count) <= expectedSize else {
-            return refuse(.sizeMismatch(expected: expectedSize, received: writeOffset + Int64(count))).map { _ in }
+        // Checked arithmetic: the expected size comes from the catalog and may be near Int64.max.
+        let (end, overflow) = writeOffset.addingReportingOverflow(Int64(count))
+        guard !overflow, end <= expectedSize else {
+            return refuse(.sizeMismatch(expected: expectedSize, received: overflow ? .max : end)).map { _ in }
         }
-        writeOffset += Int64(count)
+        writeOffset = end
         received = max(received, writeOffset)
         return .success(())
     }

@@ -20,9 +20,12 @@ public struct HTTPConfiguration: Sendable {
 
     /// Delay before attempt `attempt + 1`: base × 2^(attempt-1), plus up to 50% jitter, or what the origin
     /// asked for with Retry-After; never more than `retryMaxDelay`.
+    /// Retry-After comes from the network: NaN, infinite or negative values count as absent.
     public func retryDelay(attempt: Int, retryAfter: TimeInterval?) -> TimeInterval {
-        let backoff = retryBaseDelay * pow(2, Double(max(0, attempt - 1))) * Double.random(in: 1...1.5)
-        return min(retryAfter ?? backoff, retryMaxDelay)
+        let backoff = retryBaseDelay * pow(2, Double(min(max(0, attempt - 1), 30))) * Double.random(in: 1...1.5)
+        let asked = retryAfter.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+        let delay = min(asked ?? backoff, retryMaxDelay)
+        return delay.isFinite && delay >= 0 ? delay : 0
     }
 }
 
@@ -49,9 +52,16 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
         case invalidURL
     }
     public var kind: Kind
+    /// The URL with its credentials replaced (`URLRedaction`): errors end up in logs and messages.
     public var url: String
     /// Seconds the origin asked us to wait (Retry-After on 429/503).
     public var retryAfter: TimeInterval?
+
+    public init(kind: Kind, url: String, retryAfter: TimeInterval? = nil) {
+        self.kind = kind
+        self.url = URLRedaction.redacted(url)
+        self.retryAfter = retryAfter
+    }
 
     public var isRetryable: Bool {
         switch kind {
@@ -188,7 +198,8 @@ public final class HTTPClient: @unchecked Sendable {
         for number in 1...max(1, configuration.attempts) {
             do { return try attempt() } catch let error as HTTPError where error.isRetryable && number < configuration.attempts {
                 let wait = configuration.retryDelay(attempt: number, retryAfter: error.retryAfter)
-                logger.info("retrying", metadata: ["url": "\(url)", "error": "\(error)", "wait_s": "\(wait)"])
+                logger.info("retrying", metadata: ["url": "\(URLRedaction.redacted(url))", "error": "\(error)",
+                                                   "wait_s": "\(wait)"])
                 Thread.sleep(forTimeInterval: wait)
             }
         }
@@ -213,9 +224,9 @@ public final class HTTPClient: @unchecked Sendable {
         photofs_curl_set_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         photofs_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 1)
         photofs_curl_set_long(handle, CURLOPT_MAXREDIRS, 5)
-        photofs_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000))
+        photofs_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, HTTPClient.clampedSeconds(configuration.connectTimeout, scale: 1000))
         photofs_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
-        photofs_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, Int(configuration.stallTimeout)))
+        photofs_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, HTTPClient.clampedSeconds(configuration.stallTimeout, scale: 1)))
         photofs_curl_set_string(handle, CURLOPT_USERAGENT, configuration.userAgent)
         photofs_curl_set_string(handle, CURLOPT_ACCEPT_ENCODING, "identity")
         // 512 KiB receive buffer instead of libcurl's 16 KiB: a photo arrives in a few dozen callbacks (each
@@ -248,6 +259,12 @@ public final class HTTPClient: @unchecked Sendable {
             throw HTTPError(kind: .status(status), url: url, retryAfter: retryAfter)
         }
         return HTTPResponse(status: status, headers: state.headers, body: Data(), url: url)
+    }
+
+    /// A timeout for libcurl's `long`: NaN or negative → 0, beyond a day → a day (no conversion can trap).
+    static func clampedSeconds(_ seconds: TimeInterval, scale: Double) -> Int {
+        guard seconds.isFinite, seconds > 0 else { return 0 }
+        return Int(min(seconds, 86_400) * scale)
     }
 
     private func checkOutHandle() throws -> UnsafeMutableRawPointer {

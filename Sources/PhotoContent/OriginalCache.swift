@@ -31,8 +31,9 @@ public struct ContentError: Error, CustomStringConvertible, Sendable {
     public var kind: Kind
     public var photoID: String
     public var url: String
+    /// `url` is kept with its credentials replaced (`URLRedaction`): errors end up in logs and messages.
     public init(kind: Kind, photoID: String, url: String) {
-        self.kind = kind; self.photoID = photoID; self.url = url
+        self.kind = kind; self.photoID = photoID; self.url = URLRedaction.redacted(url)
     }
 
     public var description: String {
@@ -51,41 +52,43 @@ public struct ContentError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// An open photo's bytes: the finished cache file, or a download still arriving (reads wait for their bytes).
+/// An open photo's bytes: the finished cache file, or a download (still arriving or not, on disk or in
+/// memory) that every read goes through, so a reader never depends on where the bytes are kept.
 public final class ContentHandle: @unchecked Sendable {
-    public let fd: Int32
     public let key: String
     public let size: Int64
+    private let cachedFile: OpenFile?
     let download: Download?
+    let photoID: String
 
-    init(fd: Int32, key: String, size: Int64, download: Download?) {
-        self.fd = fd; self.key = key; self.size = size; self.download = download
+    init(cachedFile: OpenFile, key: String, size: Int64, photoID: String) {
+        self.cachedFile = cachedFile; self.download = nil; self.key = key; self.size = size; self.photoID = photoID
     }
+
+    init(download: Download, key: String) {
+        self.cachedFile = nil; self.download = download; self.key = key
+        self.size = download.source.expectedSize; self.photoID = download.source.photoID
+    }
+
+    /// Whether the bytes are kept in memory for this open (the cache could not take them).
+    public var isInMemory: Bool { download?.isInMemory ?? false }
 
     /// Calls `resume` when `read(into:at:)` of `count` bytes at `offset` will not wait: at once for a cached
     /// photo, else when the download has stored them (or failed: then with the error).
     public func whenReadable(count: Int, at offset: Int64, _ resume: @escaping (ContentError?) -> Void) {
         guard let download else { return resume(nil) }
-        download.whenBytesAvailable(upTo: offset + Int64(max(0, count)), resume)
+        download.whenBytesAvailable(upTo: max(0, offset).saturatingAdd(Int64(max(0, count))), resume)
     }
 
     /// Reads up to `buffer.count` bytes at `offset`: fewer only at the end of the photo. Bytes not downloaded
     /// yet are waited for; a download that fails before they arrive throws.
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        let wanted = Int(max(0, min(Int64(buffer.count), size - offset)))
-        guard wanted > 0 else { return 0 }
-        try download?.waitForBytes(upTo: offset + Int64(wanted))
-        var total = 0
-        while total < wanted {
-            let n = pread(fd, buffer.baseAddress! + total, wanted - total, off_t(offset) + off_t(total))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ContentError(kind: .localIO("read: \(String(cString: strerror(errno)))"), photoID: key, url: "")
-            }
-            if n == 0 { break }
-            total += n
+        if let download { return try download.read(into: buffer, at: offset) }
+        guard let cachedFile, offset >= 0, offset < size, buffer.count > 0 else { return 0 }
+        let wanted = Int(min(Int64(buffer.count), size - offset))
+        do { return try cachedFile.read(into: buffer.baseAddress!, count: wanted, at: offset) } catch let kind as ContentError.Kind {
+            throw ContentError(kind: kind, photoID: photoID, url: "")
         }
-        return total
     }
 }
 
@@ -96,13 +99,32 @@ public struct CacheStatistics: Codable, Sendable, Equatable {
     public var downloadedBytes: Int64 = 0
     public var evictions = 0
     public init() {}
+
+    /// `statistics.json` is a file anyone may have edited: missing, negative or absurd counters read as 0
+    /// (too large for their type fails the decode; the caller then starts from zero).
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        hits = max(0, (try? container.decodeIfPresent(Int.self, forKey: .hits)) ?? 0)
+        misses = max(0, (try? container.decodeIfPresent(Int.self, forKey: .misses)) ?? 0)
+        downloadedBytes = max(0, (try? container.decodeIfPresent(Int64.self, forKey: .downloadedBytes)) ?? 0)
+        evictions = max(0, (try? container.decodeIfPresent(Int.self, forKey: .evictions)) ?? 0)
+    }
 }
 
-/// The disk cache of original photo bytes, bounded with least-recently-used eviction.
+/// The disk cache of original photo bytes, bounded with least-recently-used eviction, and degrading to
+/// memory when the disk cannot take a photo.
 ///
-/// Layout: `originals/<key>` complete photos (the key changes when the photo does), `tmp/` downloads under
-/// way, `statistics.json`, `limit` (the bound last used). The files themselves are the index: a file's
-/// mtime is its last use, so the LRU order and the bound survive restarts with no separate database.
+/// Layout: `CACHEDIR.TAG` (the directory is photofs's; see `CacheDirectory`), `originals/<key>` complete
+/// photos (the key changes when the photo does), `tmp/<key>.<random>.part` downloads under way,
+/// `statistics.json`, `limit` (the bound last used). The files themselves are the index: a file's mtime is
+/// its last use, so the LRU order and the bound survive restarts with no separate database. Only names
+/// photofs writes are read, counted, evicted or removed.
+///
+/// Degraded mode: when a download's temporary file cannot be created (disk full, quota, directory removed
+/// and not re-creatable, read-only, no permission), or there is less free space than the photo needs, or the
+/// disk fills during the download, that download keeps its bytes in memory instead (see `Download`): its
+/// readers are served whole, nothing of it is cached, and the memory goes with the last handle. One warning
+/// is logged when this starts and one notice when a download is cached again.
 public final class OriginalCache: @unchecked Sendable {
     public let directory: URL
     public let maxBytes: Int64
@@ -110,52 +132,63 @@ public final class OriginalCache: @unchecked Sendable {
     private let logger: Logger
     // Plain paths: URL.appendingPathComponent on a file URL stats the disk to decide on a trailing slash,
     // a system call per open for nothing.
+    private let directoryPath: String
     private let objectsPath: String
     private let temporaryPath: String
-    private var objects: URL { URL(fileURLWithPath: objectsPath, isDirectory: true) }
-    private var temporary: URL { URL(fileURLWithPath: temporaryPath, isDirectory: true) }
 
     private let lock = NSLock()
+    private let repairLock = NSLock()
     private var entries: [String: (size: Int64, lastUse: Date)] = [:]
     private var totalBytes: Int64 = 0
     private var openCounts: [String: Int] = [:]
     private var statistics = CacheStatistics()
     private var statisticsDirty = false
+    /// Why the cache is not caching right now; nil while it is.
+    private var degradedReason: String?
+    /// Finished downloads that were not cached, while a handle still holds them: a second open of the photo
+    /// shares their bytes instead of downloading again.
+    private var uncached: [String: WeakDownload] = [:]
 
     /// 2 GiB: a few hundred originals of today's cameras, small beside a disk, large beside a typical
     /// browsing session.
     public static let defaultMaxBytes: Int64 = 2 << 30
+    /// 256 MiB: the largest stored variant `storedData` reads back (a rendered variant is a few MB).
+    static let storedDataLimit = 256 << 20
 
-    /// Creates the cache directories (0700: cached photos may be private), removes leftovers of downloads a
-    /// crash interrupted (never renamed into place, so nothing is lost) and evicts down to `maxBytes`.
+    /// Claims the cache directory (refusing a foreign one: `CacheDirectoryError`), creates `originals/` and
+    /// `tmp/` (0700: cached photos may be private), removes leftovers of downloads a crash interrupted (never
+    /// renamed into place, so nothing is lost) and evicts down to `maxBytes`.
     public init(directory: URL, http: HTTPClient, maxBytes: Int64 = OriginalCache.defaultMaxBytes,
                 maxTransfers: Int = 16, logger: Logger) throws {
         self.directory = directory
-        self.maxBytes = maxBytes
+        self.maxBytes = max(0, maxBytes)
         self.logger = logger
-        objectsPath = directory.path + "/originals"
-        temporaryPath = directory.path + "/tmp"
+        directoryPath = directory.path
+        objectsPath = directoryPath + "/originals"
+        temporaryPath = directoryPath + "/tmp"
         engine = DownloadEngine(http: http, maxTransfers: maxTransfers, logger: logger)
-        let fm = FileManager.default
-        for dir in [directory, objects, temporary] {
-            try fm.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            chmod(dir.path, 0o700)
+        try CacheDirectory.claim(directoryPath)
+        chmod(directoryPath, 0o700)
+        for path in [objectsPath, temporaryPath] {
+            if let problem = OriginalCache.makeSubdirectory(path) { throw CacheDirectoryError(path: path, reason: problem) }
         }
-        for leftover in (try? fm.contentsOfDirectory(atPath: temporaryPath)) ?? [] {
+        for leftover in (try? FileManager.default.contentsOfDirectory(atPath: temporaryPath)) ?? []
+        where CacheDirectory.isTemporaryName(leftover) {
             unlink(temporaryPath + "/" + leftover)
         }
-        for name in (try? fm.contentsOfDirectory(atPath: objectsPath)) ?? [] {
-            var info = stat()
-            guard stat(objectsPath + "/" + name, &info) == 0 else { continue }
-            entries[name] = (Int64(info.st_size), Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)))
-            totalBytes += Int64(info.st_size)
-        }
-        if let data = fm.contents(atPath: directory.appendingPathComponent("statistics.json").path),
+        scanEntries()
+        if let data = CacheDirectory.readSmallFile(directoryPath + "/statistics.json", limit: 64 << 10),
            let saved = try? JSONDecoder().decode(CacheStatistics.self, from: data) {
             statistics = saved
         }
-        try? String(maxBytes).write(to: directory.appendingPathComponent("limit"), atomically: true, encoding: .utf8)
+        writeSmallFile("limit", Data(String(self.maxBytes).utf8))
         engine.onComplete = { [weak self] download in self?.added(download) }
+        engine.makeStorage = { [weak self] download in
+            self?.makeStorage(for: download) ?? .memory(reason: .localIO("the cache is closing"))
+        }
+        engine.onMovedToMemory = { [weak self] download, reason in
+            self?.noteDegraded("the disk filled while photo \(download.source.photoID) was downloading (\(reason))")
+        }
         lock.lock()
         evictLocked()
         lock.unlock()
@@ -174,99 +207,118 @@ public final class OriginalCache: @unchecked Sendable {
         return "\(safeID)-\(String(hash, radix: 16))"
     }
 
-    /// Path of a complete cached copy, or nil. A file of the wrong size (a crash before its data reached the
-    /// disk) does not count and is removed.
+    /// Path of a complete cached copy, or nil. Only a regular file (never a symlink planted there) of the
+    /// expected size counts; a file of the wrong size (a crash before its data reached the disk) is removed.
     public func cachedPath(for source: ContentSource) -> String? {
         let key = OriginalCache.key(for: source)
         let path = objectsPath + "/" + key
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         if Int64(info.st_size) == source.expectedSize { return path }
         unlink(path)
         lock.lock()
-        if let old = entries.removeValue(forKey: key) { totalBytes -= old.size }
+        if let old = entries.removeValue(forKey: key) { totalBytes = max(0, totalBytes.saturatingAdd(-old.size)) }
         lock.unlock()
         return nil
     }
 
     /// Opens a photo for reading. A cached photo opens at once; otherwise its download starts (or is joined)
     /// at user priority and this returns as soon as the origin's answer is verified, so the first bytes can
-    /// be read while the rest arrives.
+    /// be read while the rest arrives. When the cache cannot take the photo, the handle reads it from memory.
     public func open(_ source: ContentSource) throws -> ContentHandle {
         let key = OriginalCache.key(for: source)
-        if let path = cachedPath(for: source) {
-            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-            if fd >= 0 {
-                noteOpen(key, hit: true)
-                return ContentHandle(fd: fd, key: key, size: source.expectedSize, download: nil)
-            }
+        if let file = openCachedFile(source) {
+            noteOpen(key, hit: true)
+            return ContentHandle(cachedFile: file, key: key, size: source.expectedSize, photoID: source.photoID)
+        }
+        if let held = heldUncached(key) {
+            noteOpen(key, hit: true)
+            return ContentHandle(download: held, key: key)
         }
         let download = startDownload(source, key: key, priority: .user)
-        let fd = try download.openForReading()
+        try download.waitUntilVerified()
         noteOpen(key, hit: false)
-        return ContentHandle(fd: fd, key: key, size: source.expectedSize, download: download)
+        return ContentHandle(download: download, key: key)
     }
 
+    /// Ends a use of a handle (the LRU may now evict its file). Its bytes (a descriptor or memory) go when the
+    /// last reference to it does.
     public func release(_ handle: ContentHandle) {
-        close(handle.fd)
         lock.lock()
         if let count = openCounts[handle.key] { openCounts[handle.key] = count > 1 ? count - 1 : nil }
         evictLocked()
         lock.unlock()
     }
 
-    /// Starts downloading a photo at low priority unless it is cached or already coming.
+    /// Starts downloading a photo at low priority unless it is cached or already coming. Not while the cache
+    /// is degraded: a prefetched photo nobody holds would be downloaded into memory and dropped.
     public func prefetch(_ source: ContentSource) {
         let key = OriginalCache.key(for: source)
-        guard !engine.isInFlight(key), cachedPath(for: source) == nil else { return }
+        guard degradation == nil, !engine.isInFlight(key), cachedPath(for: source) == nil else { return }
         _ = startDownload(source, key: key, priority: .prefetch)
     }
 
-    /// Downloads a photo completely (if needed) and returns its cache path.
+    /// Downloads a photo completely (if needed) and returns its cache path. Throws if the photo could not be
+    /// cached (the cache is degraded: `.noSpace` or `.localIO`); `fetchBytes` works then too.
     public func fetch(_ source: ContentSource) throws -> String {
         if let path = cachedPath(for: source) { return path }
         let key = OriginalCache.key(for: source)
-        return try startDownload(source, key: key, priority: .user).waitUntilFinished()
+        let download = startDownload(source, key: key, priority: .user)
+        if let path = try download.waitUntilEnded() { return path }
+        throw ContentError(kind: download.uncachedReason ?? .localIO("not cached"), photoID: source.photoID, url: source.url)
     }
 
-    /// Keeps bytes made here (a rendered variant) under `key`, written to a temporary file and renamed into
-    /// place like a download, and counted against the same bound: variants and originals share one LRU.
+    /// A photo's whole bytes: from the cache, or downloaded (and cached if the cache can take them).
+    public func fetchBytes(_ source: ContentSource) throws -> Data {
+        if let file = openCachedFile(source), source.expectedSize <= Download.memoryLimit,
+           let data = CacheDirectory.readAll(fd: file.fd, count: Int(source.expectedSize)) {
+            noteUse(OriginalCache.key(for: source))
+            return data
+        }
+        let key = OriginalCache.key(for: source)
+        return try (heldUncached(key) ?? startDownload(source, key: key, priority: .user)).allBytes()
+    }
+
+    /// Keeps bytes made here (a rendered variant) under `key` (a name `key(for:)` makes), written to a
+    /// temporary file and renamed into place like a download, and counted against the same bound: variants
+    /// and originals share one LRU. On a full disk this throws (`.noSpace`) and keeps nothing.
     public func store(_ data: Data, key: String) throws {
+        guard CacheDirectory.isEntryName(key) else {
+            throw ContentError(kind: .localIO("not a cache key"), photoID: String(key.prefix(80)), url: "")
+        }
+        _ = ensureDirectories()
         let partPath = temporaryPath + "/\(key).\(UInt32.random(in: 0...UInt32.max)).part"
         let failure = data.withUnsafeBytes { bytes -> Int32? in
-            let fd = Glibc.open(partPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            let fd = Glibc.open(partPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard fd >= 0 else { return errno }
-            defer { close(fd) }
-            var written = 0
-            while written < bytes.count {
-                let count = write(fd, bytes.baseAddress! + written, bytes.count - written)
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return count < 0 ? errno : EIO }
-                written += count
-            }
-            return nil
+            let file = OpenFile(fd: fd)
+            return file.write(bytes, at: 0)
         }
         if let failure {
             unlink(partPath)
-            throw ContentError(kind: failure == ENOSPC || failure == EDQUOT ? .noSpace : .localIO(String(cString: strerror(failure))),
+            throw ContentError(kind: failure == ENOSPC || failure == EDQUOT ? .noSpace : .localIO(CacheDirectory.errnoText(failure)),
                                photoID: key, url: "")
         }
         guard rename(partPath, objectsPath + "/" + key) == 0 else {
-            let message = String(cString: strerror(errno))
+            let message = CacheDirectory.errnoText()
             unlink(partPath)
             throw ContentError(kind: .localIO(message), photoID: key, url: "")
         }
         lock.lock()
-        if let old = entries[key] { totalBytes -= old.size }
+        if let old = entries[key] { totalBytes = max(0, totalBytes.saturatingAdd(-old.size)) }
         entries[key] = (Int64(data.count), Date())
-        totalBytes += Int64(data.count)
+        totalBytes = totalBytes.saturatingAdd(Int64(data.count))
         evictLocked()
         lock.unlock()
     }
 
-    /// Bytes stored with `store`, or nil; a use that moves the file up the LRU order.
+    /// Bytes stored with `store`, or nil; a use that moves the file up the LRU order. Only a regular file
+    /// named like a key is read.
     public func storedData(key: String) -> Data? {
-        guard let data = FileManager.default.contents(atPath: objectsPath + "/" + key) else { return nil }
+        guard CacheDirectory.isEntryName(key),
+              let data = CacheDirectory.readSmallFile(objectsPath + "/" + key, limit: OriginalCache.storedDataLimit) else {
+            return nil
+        }
         lock.lock()
         let known = entries[key] != nil
         lock.unlock()
@@ -276,6 +328,8 @@ public final class OriginalCache: @unchecked Sendable {
 
     public var currentStatistics: CacheStatistics { lock.lock(); defer { lock.unlock() }; return statistics }
     public var currentBytes: Int64 { lock.lock(); defer { lock.unlock() }; return totalBytes }
+    /// Why photos are not being cached right now (nil: they are).
+    public var degradation: String? { lock.lock(); defer { lock.unlock() }; return degradedReason }
 
     /// Writes the counters for `photofs cache stats` (at unmount, and after downloads).
     public func saveStatistics() {
@@ -283,23 +337,165 @@ public final class OriginalCache: @unchecked Sendable {
         let snapshot = statistics
         statisticsDirty = false
         lock.unlock()
-        if let data = try? JSONEncoder().encode(snapshot) {
-            try? data.write(to: directory.appendingPathComponent("statistics.json"), options: .atomic)
-        }
+        if let data = try? JSONEncoder().encode(snapshot) { writeSmallFile("statistics.json", data) }
     }
 
     // MARK: Internals
 
+    private final class WeakDownload {
+        weak var download: Download?
+        init(_ download: Download) { self.download = download }
+    }
+
     private func startDownload(_ source: ContentSource, key: String, priority: DownloadPriority) -> Download {
-        let partPath = temporaryPath + "/\(key).\(UInt32.random(in: 0...UInt32.max)).part"
-        return engine.start(key: key, source: source, temporaryPath: partPath,
-                            finalPath: objectsPath + "/" + key, priority: priority)
+        engine.start(key: key, source: source, finalPath: objectsPath + "/" + key, priority: priority)
+    }
+
+    /// The cache file of a source, opened without following a symlink, if it is a regular file of the
+    /// expected size.
+    private func openCachedFile(_ source: ContentSource) -> OpenFile? {
+        guard let path = cachedPath(for: source) else { return nil }
+        let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        let file = OpenFile(fd: fd)
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) == source.expectedSize else {
+            return nil
+        }
+        return file
+    }
+
+    /// A finished, uncached download of `key` some handle still holds.
+    private func heldUncached(_ key: String) -> Download? {
+        lock.lock()
+        defer { lock.unlock() }
+        uncached = uncached.filter { $0.value.download != nil }
+        return uncached[key]?.download
+    }
+
+    /// Where a new download keeps its bytes (on its transfer thread): a temporary file in `tmp/` when the
+    /// disk has room for the whole photo and the file can be made, otherwise memory.
+    private func makeStorage(for download: Download) -> DownloadStorage {
+        if let problem = ensureDirectories() {
+            noteDegraded(problem)
+            return .memory(reason: .localIO(problem))
+        }
+        // Checked first so a disk that is full stays "degraded" quietly instead of every download filling
+        // it, failing and moving to memory (statvfs is one system call; the race it leaves is handled by
+        // the move). f_bavail: what an unprivileged writer may use.
+        var info = statvfs()
+        if statvfs(temporaryPath, &info) == 0 {
+            let (free, overflow) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: Int64(clamping: info.f_frsize))
+            if !overflow, free < download.source.expectedSize {
+                noteDegraded("no space left in the cache directory (\(free) bytes free, photo \(download.source.photoID) needs \(download.source.expectedSize))")
+                return .memory(reason: .noSpace)
+            }
+        }
+        let partPath = temporaryPath + "/\(download.key).\(UInt32.random(in: 0...UInt32.max)).part"
+        let fd = Glibc.open(partPath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let code = errno
+            noteDegraded("cannot create a file in \(temporaryPath) (\(CacheDirectory.errnoText(code)))")
+            return .memory(reason: code == ENOSPC || code == EDQUOT ? .noSpace : .localIO(CacheDirectory.errnoText(code)))
+        }
+        return .file(OpenFile(fd: fd), temporaryPath: partPath)
+    }
+
+    /// Re-creates the cache directory (tagged), `originals/` and `tmp/` if they were removed under a running
+    /// mount. Returns why the cache cannot be used, or nil.
+    private func ensureDirectories() -> String? {
+        var info = stat()
+        if lstat(objectsPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
+           lstat(temporaryPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            return nil
+        }
+        // One repair at a time: two transfer threads re-creating at once would each see the other's
+        // half-written tag as a foreign file.
+        repairLock.lock()
+        defer { repairLock.unlock() }
+        if lstat(objectsPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
+           lstat(temporaryPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            return nil
+        }
+        do { try CacheDirectory.claim(directoryPath) } catch { return "\(error)" }
+        for path in [objectsPath, temporaryPath] {
+            if let problem = OriginalCache.makeSubdirectory(path) { return "\(path): \(problem)" }
+        }
+        logger.notice("cache directory re-created", metadata: ["directory": "\(directoryPath)"])
+        // Whatever the index held is gone with the directory.
+        lock.lock()
+        entries = entries.filter { access(objectsPath + "/" + $0.key, F_OK) == 0 }
+        totalBytes = entries.values.reduce(0) { $0.saturatingAdd($1.size) }
+        lock.unlock()
+        return nil
+    }
+
+    /// Creates a 0700 directory, or says why `path` is not one photofs can use (a symlink is refused: what it
+    /// points to is not ours).
+    private static func makeSubdirectory(_ path: String) -> String? {
+        var info = stat()
+        if lstat(path, &info) != 0 {
+            guard mkdir(path, 0o700) == 0 || errno == EEXIST else { return "cannot be created (\(CacheDirectory.errnoText()))" }
+            guard lstat(path, &info) == 0 else { return "vanished as it was created" }
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return "is not a directory" }
+        chmod(path, 0o700)
+        return nil
+    }
+
+    /// Reads the index from `originals/`: regular files named like keys only.
+    private func scanEntries() {
+        var found: [String: (size: Int64, lastUse: Date)] = [:]
+        var total: Int64 = 0
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: objectsPath)) ?? [] where CacheDirectory.isEntryName(name) {
+            var info = stat()
+            guard lstat(objectsPath + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            let size = max(0, Int64(info.st_size))
+            // A hostile mtime is any Int: Date takes any Double, and the LRU only compares them.
+            found[name] = (size, Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)))
+            total = total.saturatingAdd(size)
+        }
+        lock.lock()
+        entries = found
+        totalBytes = total
+        lock.unlock()
+    }
+
+    /// Writes a small file at the top of the cache through `tmp/` and a rename, so a crash or a full disk
+    /// leaves the old one or nothing; failures are ignored (these files are only informative).
+    private func writeSmallFile(_ name: String, _ data: Data) {
+        let partPath = temporaryPath + "/\(name).\(UInt32.random(in: 0...UInt32.max)).part"
+        let fd = Glibc.open(partPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let failure = data.withUnsafeBytes { OpenFile(fd: fd).write($0, at: 0) }
+        if failure != nil || rename(partPath, directoryPath + "/" + name) != 0 { unlink(partPath) }
+    }
+
+    /// Logs the start of degraded mode once, however many downloads it affects.
+    private func noteDegraded(_ reason: String) {
+        lock.lock()
+        let first = degradedReason == nil
+        if first { degradedReason = reason }
+        lock.unlock()
+        if first {
+            logger.warning("cache degraded: photos are served from memory and not cached", metadata: [
+                "directory": "\(directoryPath)", "reason": "\(reason)",
+            ])
+        }
+    }
+
+    private func noteCachingWorks() {
+        lock.lock()
+        let wasDegraded = degradedReason != nil
+        degradedReason = nil
+        lock.unlock()
+        if wasDegraded { logger.notice("cache resumed: photos are cached again", metadata: ["directory": "\(directoryPath)"]) }
     }
 
     private func noteOpen(_ key: String, hit: Bool) {
         lock.lock()
         openCounts[key, default: 0] += 1
-        if hit { statistics.hits += 1 } else { statistics.misses += 1 }
+        if hit { statistics.hits = statistics.hits.saturatingAdd(1) } else { statistics.misses = statistics.misses.saturatingAdd(1) }
         lock.unlock()
         noteUse(key)
     }
@@ -311,22 +507,31 @@ public final class OriginalCache: @unchecked Sendable {
         if let entry = entries[key] {
             // Record the use on disk too (mtime), at most once a minute per file: the LRU order must
             // survive a restart, but a rsync re-reading thousands of photos should not rewrite inodes.
-            touch = now.timeIntervalSince(entry.lastUse) > 60
+            touch = !(now.timeIntervalSince(entry.lastUse) <= 60)
             entries[key] = (entry.size, now)
         }
         lock.unlock()
         if touch {
             let stamp = timespec(tv_sec: Int(now.timeIntervalSince1970), tv_nsec: 0)
             var times = [stamp, stamp]
-            utimensat(AT_FDCWD, objectsPath + "/" + key, &times, 0)
+            utimensat(AT_FDCWD, objectsPath + "/" + key, &times, AT_SYMLINK_NOFOLLOW)
         }
     }
 
     private func added(_ download: Download) {
+        if let reason = download.uncachedReason {
+            lock.lock()
+            uncached[download.key] = WeakDownload(download)
+            lock.unlock()
+            noteDegraded("photo \(download.source.photoID) could not be cached (\(reason))")
+            return
+        }
+        noteCachingWorks()
         lock.lock()
-        if entries[download.key] == nil { totalBytes += download.source.expectedSize }
-        entries[download.key] = (download.source.expectedSize, Date())
-        statistics.downloadedBytes += download.source.expectedSize
+        if let old = entries[download.key] { totalBytes = max(0, totalBytes.saturatingAdd(-old.size)) }
+        entries[download.key] = (max(0, download.source.expectedSize), Date())
+        totalBytes = totalBytes.saturatingAdd(max(0, download.source.expectedSize))
+        statistics.downloadedBytes = statistics.downloadedBytes.saturatingAdd(max(0, download.source.expectedSize))
         statisticsDirty = true
         evictLocked()
         lock.unlock()
@@ -341,8 +546,8 @@ public final class OriginalCache: @unchecked Sendable {
             guard totalBytes > maxBytes else { break }
             if unlink(objectsPath + "/" + key) == 0 || errno == ENOENT {
                 entries[key] = nil
-                totalBytes -= entry.size
-                statistics.evictions += 1
+                totalBytes = max(0, totalBytes.saturatingAdd(-entry.size))
+                statistics.evictions = statistics.evictions.saturatingAdd(1)
             }
         }
     }
