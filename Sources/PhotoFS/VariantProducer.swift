@@ -157,8 +157,9 @@ public final class VariantProducer: @unchecked Sendable {
         }
         if case .fit = self.spec, !unchanged {
             do { try cache.store(rendered.data, key: cacheKey(record, photo: photo)) } catch {
-                // Still served from memory; it is rendered again next time.
-                logger.warning("variant not cached", metadata: ["photo": "\(photo.id)", "error": "\(error)"])
+                // Still served from memory; it is rendered again next time. A degraded cache said so once.
+                logger.log(level: cache.degradation == nil ? .warning : .debug, "variant not cached",
+                           metadata: ["photo": "\(photo.id)", "error": "\(error)"])
             }
         }
         return remember(ProducedVariant(record: record, data: unchanged ? nil : rendered.data, photo: photo),
@@ -210,15 +211,12 @@ public final class VariantProducer: @unchecked Sendable {
     }
 
     /// An original's bytes from its cache file; fetched again if the cache evicted it since (a full cache
-    /// under many renders).
+    /// under many renders), or into memory when the cache cannot keep it (disk full, directory gone).
     private func readCached(_ source: FetchedSource, photo: PhotoRecord, url: String) throws -> Data {
         if let path = source.path, let data = FileManager.default.contents(atPath: path) { return data }
-        if let original = source.original, let path = try? cache.fetch(original),
-           let data = FileManager.default.contents(atPath: path) {
-            return data
-        }
+        if let original = source.original, let data = try? cache.fetchBytes(original) { return data }
         logger.error("cannot read cached photo to render", metadata: ["photo": "\(photo.id)", "path": "\(source.path ?? "")"])
-        throw FilesystemError(.ioFailure, "photo \(photo.id): cannot read its cached original (\(url))")
+        throw FilesystemError(.ioFailure, "photo \(photo.id): cannot read its original (\(URLRedaction.redacted(url)))")
     }
 
     /// The source: the original through the cache (downloaded once, shared with original-size mounts), a
@@ -231,9 +229,12 @@ public final class VariantProducer: @unchecked Sendable {
             let source = ContentSource(photoID: photo.id, url: url, expectedSize: size, contentType: type, etag: photo.etag)
             do {
                 return FetchedSource(original: source, path: try cache.fetch(source), data: nil, type: type)
+            } catch let error as ContentError where cache.degradation != nil {
+                // The cache cannot keep it: read into memory once a render slot is free (`readCached`).
+                logger.debug("original not cached; rendered from memory", metadata: ["photo": "\(photo.id)", "error": "\(error)"])
+                return FetchedSource(original: source, path: nil, data: nil, type: type)
             } catch let error as ContentError {
-                logger.error("cannot fetch photo to render", metadata: ["photo": "\(photo.id)", "url": "\(url)",
-                                                                         "error": "\(error)"])
+                logger.error("cannot fetch photo to render", metadata: ["photo": "\(photo.id)", "error": "\(error)"])
                 throw FilesystemError(error.kind == .noSpace ? .noSpace : .ioFailure, "\(error)", underlying: error)
             }
         }
@@ -250,9 +251,10 @@ public final class VariantProducer: @unchecked Sendable {
             }
             return FetchedSource(original: nil, path: nil, data: response.body, type: type)
         } catch {
-            logger.error("cannot fetch rendition to render", metadata: ["photo": "\(photo.id)", "url": "\(url)",
+            let shown = URLRedaction.redacted(url)
+            logger.error("cannot fetch rendition to render", metadata: ["photo": "\(photo.id)", "url": "\(shown)",
                                                                          "error": "\(error)"])
-            throw FilesystemError(.ioFailure, "photo \(photo.id): rendition \(url): \(error)", underlying: error)
+            throw FilesystemError(.ioFailure, "photo \(photo.id): rendition \(shown): \(error)", underlying: error)
         }
     }
 

@@ -50,7 +50,9 @@ struct CacheCommand: ParsableCommand {
         func run() throws {
             let originals = location.directory.appendingPathComponent("originals")
             let (count, bytes) = CacheCommand.usage(of: originals)
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: originals.path)) ?? [] {
+            // Only what photofs wrote: a file of someone else's that found its way in is left alone.
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: originals.path)) ?? []
+            where CacheDirectory.isEntryName(name) {
                 // Unlinking is safe under a live mount: open files keep their bytes until closed.
                 unlink(originals.appendingPathComponent(name).path)
             }
@@ -61,11 +63,12 @@ struct CacheCommand: ParsableCommand {
     static func usage(of directory: URL) -> (Int, Int64) {
         var count = 0
         var bytes: Int64 = 0
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        where CacheDirectory.isEntryName(name) {
             var info = stat()
-            if stat(directory.appendingPathComponent(name).path, &info) == 0 {
+            if lstat(directory.appendingPathComponent(name).path, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
                 count += 1
-                bytes += Int64(info.st_size)
+                bytes &+= Int64(info.st_size)
             }
         }
         return (count, bytes)
