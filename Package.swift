@@ -29,8 +29,10 @@ let package = Package(
         .target(name: "FlickrOrigin", dependencies: ["PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .target(name: "PhotoFS", dependencies: ["PhotoCatalog", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FuseAdapter", dependencies: ["CFuse", "PhotoFS", .product(name: "Logging", package: "swift-log")]),
+        // The CLI's pure parsing: `-o` mount option lists, secret arguments (unit-tested without a process).
+        .target(name: "CommandLineOptions", dependencies: ["PhotoContent"]),
         .executableTarget(name: "photofs", dependencies: [
-            "PhotoCatalog", "PhotoFS", "FuseAdapter", "FlickrImport", "FlickrOrigin", "PhotoContent",
+            "PhotoCatalog", "PhotoFS", "FuseAdapter", "FlickrImport", "FlickrOrigin", "PhotoContent", "CommandLineOptions",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -39,6 +41,7 @@ let package = Package(
         .testTarget(name: "PhotoTreeTests", dependencies: ["PhotoTree", "PhotoCatalog"]),
         .testTarget(name: "PhotoContentTests", dependencies: ["PhotoContent", "FlickrOrigin"]),
         .testTarget(name: "FlickrImportTests", dependencies: ["FlickrImport", "FlickrOrigin", "PhotoCatalog"]),
+        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions", "PhotoContent"]),
         .testTarget(name: "IntegrationTests", dependencies: ["FlickrOrigin", "PhotoCatalog", "PhotoContent"]),
     ],
     swiftLanguageModes: [.v5]
