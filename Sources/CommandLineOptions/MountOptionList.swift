@@ -18,7 +18,10 @@ public enum MountOptionList {
     ]
     /// FUSE options with a value. `blksize=` and `blkdev` are left out: they are for `fuseblk` file
     /// systems backed by a block device, which photofs is not.
-    public static let fuseValued: Set<String> = ["fsname", "subtype", "max_read", "context", "fscontext", "defcontext", "rootcontext"]
+    /// `max_read=` is left out too: libfuse 3.14 then ends the session at INIT unless the file system's
+    /// init() asks for the same size ("init() and fuse_session_new() requested different maximum read
+    /// size"), and photofs reads whatever size the kernel asks.
+    public static let fuseValued: Set<String> = ["fsname", "subtype", "context", "fscontext", "defcontext", "rootcontext"]
 
     /// Words mount(8), fstab and systemd use for themselves, accepted and dropped. `rw`: mount(8) adds it
     /// by itself unless `ro` is given, and the mount is read-only whatever is asked. The atime policies
@@ -80,16 +83,14 @@ public enum MountOptionList {
             guard let value, !value.isEmpty else { throw OptionError("-o \(name) needs a value: \(name)=...") }
             // Our own list goes to libfuse as one comma-joined -o, so a comma would split the value.
             guard !value.contains(",") else { throw OptionError("-o \(name) cannot contain a comma: \"\(value)\"") }
-            if name == "max_read" {
-                guard let bytes = UInt32(value), bytes > 0 else {
-                    throw OptionError("-o max_read takes a number of bytes, not \"\(value)\"")
-                }
-            }
             return .fuse
         }
         if mountOnly.contains(item) || mountOnlyPrefixes.contains(where: { item.hasPrefix($0) }) { return .ignored }
         if name == "blkdev" || name == "blksize" {
             throw OptionError("mount option \"\(item)\" is for file systems on a block device; photofs has none")
+        }
+        if name == "max_read" {
+            throw OptionError("mount option \"\(item)\" is not supported: photofs answers reads of any size the kernel asks")
         }
         throw OptionError(unknownMessage(item))
     }
