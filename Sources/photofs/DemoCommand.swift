@@ -1,6 +1,5 @@
 // `photofs demo`: starts the built-in origin, imports its library and mounts it at ./mnt until Ctrl-C.
 import ArgumentParser
-import CommandLineOptions
 import FlickrImport
 import FlickrOrigin
 import FuseAdapter
