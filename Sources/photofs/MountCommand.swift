@@ -300,11 +300,12 @@ struct MountCommand: ParsableCommand {
             close(readEnd)
             throw CommandFailure("cannot start the mount process: \(String(cString: strerror(spawned)))")
         }
-        // Up to the child's one line, not to EOF: a process the child starts may inherit the pipe and
-        // outlive the answer (`-o auto_unmount` leaves fusermount3 running beside the mount for its life).
+        // Up to "ok\n", not to EOF: a process the child starts may inherit the pipe and outlive the answer
+        // (`-o auto_unmount` leaves fusermount3 running beside the mount for its life). An error is read
+        // whole (it may span lines); the child exits after it, and fusermount3 with it.
         var answer = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while !answer.contains(UInt8(ascii: "\n")) {
+        while answer != Data("ok\n".utf8) {
             let n = read(readEnd, &buffer, buffer.count)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
