@@ -32,8 +32,11 @@ let package = Package(
         .target(name: "FlickrOrigin", dependencies: ["PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .target(name: "PhotoFS", dependencies: ["PhotoCatalog", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FuseAdapter", dependencies: ["CFuse", "PhotoFS", .product(name: "Logging", package: "swift-log")]),
+        // The CLI's pure parsing: `-o` mount option lists, secret arguments (unit-tested without a process).
+        .target(name: "CommandLineOptions", dependencies: ["PhotoContent"]),
         .executableTarget(name: "photofs", dependencies: [
             "PhotoCatalog", "PhotoFS", "FuseAdapter", "FlickrImport", "FlickrOrigin", "PhotoContent", "PhotoSources",
+            "CommandLineOptions",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -44,6 +47,7 @@ let package = Package(
         .testTarget(name: "FlickrImportTests", dependencies: ["FlickrImport", "FlickrOrigin", "PhotoCatalog", "PhotoSources", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "PhotoFSTests", dependencies: ["PhotoFS", "PhotoCatalog", "PhotoTree", "PhotoContent", "FlickrOrigin",
                                                     .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions", "PhotoContent"]),
         .testTarget(name: "IntegrationTests", dependencies: ["FlickrOrigin", "PhotoCatalog", "PhotoContent",
                                                         .product(name: "GRDB", package: "GRDB.swift")]),
     ],

@@ -16,6 +16,10 @@ struct DemoCommand: ParsableCommand {
             Starts a Flickr-format origin on 127.0.0.1 with 240 generated photos (12 photographers, 6 regions,
             6 years, odd titles), imports it into demo/library.sqlite, mounts it on ./mnt in the foreground and
             prints what to try. Ctrl-C unmounts and exits.
+
+            A demo already running (on the same --directory, or mounted on the same --mountpoint) is left
+            alone: this one stops before importing anything and says where that one is. A mount left by a
+            demo that was killed is cleaned up.
             """
     )
 
@@ -38,6 +42,10 @@ struct DemoCommand: ParsableCommand {
         let directory = URL(fileURLWithPath: Paths.absolute(self.directory))
         let mountpoint = Paths.absolute(self.mountpoint)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Held until this process ends (the kernel drops the lock with it, however it ends).
+        let lock = try DemoLock.acquire(directory: directory, mountpoint: mountpoint)
+        defer { lock.release() }
+        try DemoCommand.prepareMountpoint(mountpoint)
 
         print("photofs demo: generating 240 photos and starting the origin…")
         let origin = FlickrOriginServer(library: DemoLibrary.make(), apiKey: "demo", logger: logger)
@@ -55,12 +63,7 @@ struct DemoCommand: ParsableCommand {
                                         progress: TerminalProgress(logger: logger), logger: logger).run()
         print(ImportCommand.describe(report))
 
-        if MountTable.isMounted(mountpoint) {
-            print("unmounting a previous mount on \(mountpoint)")
-            _ = DemoCommand.shell(["fusermount3", "-u", mountpoint])
-        }
-        try? FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        try MountCommand.checkPaths(library: library, mountpoint: mountpoint)
+        try MountCommand.checkPaths(library: library, mountpoint: mountpoint, allowNonempty: false)
         let (filesystem, session) = try MountCommand.makeSession(
             library: library, mountpoint: mountpoint, cacheDirectory: directory.appendingPathComponent("cache"),
             http: HTTPConfiguration(), options: FilesystemOptions(), fuseOptions: [], logger: logger)
@@ -89,6 +92,28 @@ struct DemoCommand: ParsableCommand {
         if status != 0 { throw ExitCode(status) }
     }
 
+    /// Before anything is imported: a live mount on the mount point is refused (another demo, or anything
+    /// else: it is not ours to unmount); a dead one (its process was killed: ENOTCONN) is cleaned up; the
+    /// directory is created, and must be empty.
+    static func prepareMountpoint(_ mountpoint: String) throws {
+        if MountTable.isMounted(mountpoint) {
+            var info = stat()
+            guard stat(mountpoint, &info) != 0 && errno == ENOTCONN else {
+                let source = MountTable.source(of: mountpoint).map { " (\($0))" } ?? ""
+                throw CommandFailure("\(mountpoint) is already mounted\(source), perhaps by a demo running from another "
+                                     + "directory; stop that demo with Ctrl-C in its terminal, or unmount it with "
+                                     + "`fusermount3 -u \(mountpoint)`, or pass another --mountpoint")
+            }
+            print("unmounting a dead mount on \(mountpoint) (its process ended without unmounting)")
+            _ = DemoCommand.shell(["fusermount3", "-u", mountpoint])
+        }
+        try? FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        if let entry = MountCommand.firstEntry(of: mountpoint) {
+            throw CommandFailure("mount point \(mountpoint) is not empty (it holds \"\(entry)\"): mounting would hide its "
+                                 + "files. Empty it or pass another --mountpoint")
+        }
+    }
+
     static func shell(_ arguments: [String]) -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -96,5 +121,52 @@ struct DemoCommand: ParsableCommand {
         do { try process.run() } catch { return -1 }
         process.waitUntilExit()
         return process.terminationStatus
+    }
+}
+
+/// An exclusive `flock` on <demo directory>/demo.lock for the demo's lifetime, so that a second demo on the
+/// same directory stops before it re-imports (and rewrites) the running demo's library. The file holds the
+/// running demo's pid and mount point, for the message. flock, not a pid file: the kernel releases it when
+/// the process dies, even by SIGKILL, so a killed demo never blocks the next one.
+struct DemoLock {
+    let descriptor: Int32
+
+    static func acquire(directory: URL, mountpoint: String) throws -> DemoLock {
+        let path = directory.appendingPathComponent("demo.lock").path
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw CommandFailure("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let reason = errno
+            let holder = DemoLock.read(descriptor)
+            close(descriptor)
+            guard reason == EWOULDBLOCK else {
+                throw CommandFailure("cannot lock \(path): \(String(cString: strerror(reason)))")
+            }
+            let pid = holder.first.map { " (pid \($0))" } ?? ""
+            let place = holder.count > 1 ? "mounted on \(holder[1])" : "using \(directory.path)"
+            let stop = holder.first.map { "Ctrl-C in its terminal or `kill -INT \($0)`" } ?? "Ctrl-C in its terminal"
+            throw CommandFailure("a demo is already running\(pid), \(place), with its library in \(directory.path); "
+                                 + "stop it first (\(stop)), or run this one with another --directory and --mountpoint")
+        }
+        // pid, newline, mount point: read back only for the message above.
+        let text = "\(getpid())\n\(mountpoint)\n"
+        _ = ftruncate(descriptor, 0)
+        _ = text.withCString { pwrite(descriptor, $0, strlen($0), 0) }
+        return DemoLock(descriptor: descriptor)
+    }
+
+    /// The holder's lines, at most 4 KiB of them (the file is ours, but anyone could have written it).
+    private static func read(_ descriptor: Int32) -> [String] {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = pread(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { return [] }
+        return String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    func release() {
+        _ = ftruncate(descriptor, 0)
+        close(descriptor)
     }
 }

@@ -1,5 +1,6 @@
 // `photofs import flickr`: fills a library from the Flickr REST API (or any server that speaks its format).
 import ArgumentParser
+import CommandLineOptions
 import FlickrImport
 import Foundation
 import PhotoCatalog
@@ -38,8 +39,11 @@ struct FlickrImportCommand: ParsableCommand {
     @Option(help: "The Flickr REST endpoint.")
     var endpoint = FlickrSourceOptions.defaultEndpoint
 
-    @Option(help: "Flickr API key (default: $PHOTOFS_FLICKR_API_KEY).")
+    @Option(help: "Flickr API key (default: $PHOTOFS_FLICKR_API_KEY). Prefer --api-key-file or the variable: a key on the command line shows in `ps` until photofs starts and blanks it.")
     var apiKey: String?
+
+    @Option(help: "A file holding the Flickr API key on one line (kept out of the process list).")
+    var apiKeyFile: String?
 
     @Option(help: "flickr.photos.getRecent or flickr.photos.search.")
     var method = "flickr.photos.getRecent"
@@ -70,8 +74,13 @@ struct FlickrImportCommand: ParsableCommand {
 
     func run() throws {
         let logger = logging.makeLogger("photofs.import")
-        guard let key = apiKey ?? ProcessInfo.processInfo.environment["PHOTOFS_FLICKR_API_KEY"], !key.isEmpty else {
-            throw CommandFailure("no API key: pass --api-key or set PHOTOFS_FLICKR_API_KEY")
+        let given: String?
+        do {
+            given = try SecretSource.resolve(option: apiKey, optionName: "--api-key", file: apiKeyFile, fileOptionName: "--api-key-file",
+                                             variable: "PHOTOFS_FLICKR_API_KEY", environment: ProcessInfo.processInfo.environment)
+        } catch { throw CommandFailure("\(error)") }
+        guard let key = given else {
+            throw CommandFailure("no API key: pass --api-key-file, set PHOTOFS_FLICKR_API_KEY, or pass --api-key")
         }
         var options = FlickrSourceOptions()
         options.endpoint = endpoint

@@ -1,5 +1,6 @@
 // `photofs mount`: mounts a library read-only; returns once the mount is live, or stays with --foreground.
 import ArgumentParser
+import CommandLineOptions
 import FuseAdapter
 import Foundation
 import Logging
@@ -12,8 +13,8 @@ struct MountCommand: ParsableCommand {
         commandName: "mount",
         abstract: "Mount a library as a read-only file system.",
         discussion: """
-            Returns as soon as the mount is live (the file system keeps running in the background and logs
-            to <cache-dir>/photofs.log), or fails with a message and a non-zero status. Unmount with
+            Returns as soon as the mount is live (the file system keeps running in the background and logs \
+            to <cache-dir>/photofs.log), or fails with a message and a non-zero status. Unmount with \
             `fusermount3 -u MOUNTPOINT`, or stop the process (SIGINT/SIGTERM): both unmount cleanly.
 
             Example:
@@ -21,11 +22,32 @@ struct MountCommand: ParsableCommand {
               photofs mount photos.sqlite /srv/photos --foreground -o allow_other
               photofs mount photos.sqlite ~/Thumbs --size square:256
 
-            --size shows every photo smaller: `1024` scales each photo whose long edge exceeds 1024 px down
-            to fit 1024×1024 (aspect and format kept, smaller photos served unchanged); `square:256` shows
-            each as a 256×256 centre-cropped PNG (`.png` names). Sizes in `ls -l` are exact: a variant is
-            rendered the first time its size is asked for (a directory's photos in parallel), and its size
+            --size shows every photo smaller: `1024` scales each photo whose long edge exceeds 1024 px down \
+            to fit 1024×1024 (aspect and format kept, smaller photos served unchanged); `square:256` shows \
+            each as a 256×256 centre-cropped PNG (`.png` names). Sizes in `ls -l` are exact: a variant is \
+            rendered the first time its size is asked for (a directory's photos in parallel), and its size \
             and square thumbnails are kept in the library, so later listings and remounts need no render.
+
+            The mount point must be an empty directory: mounting over files would hide them until the \
+            unmount. --allow-nonempty (-o allow_nonempty) mounts anyway.
+
+            Mount options (-o LIST, comma-separated, repeatable): every option of this command also works \
+            as -o name=value (or -o name for a flag), spelt with `_` or `-`: cache_dir=DIR, size=square:256, \
+            jpeg_quality=N, max_pixels=N, cache_size=2G, max_downloads=N, prefetch=N, connect_timeout=S, \
+            stall_timeout=S, backup_tools="rsync,tar" (double quotes keep the commas), log_level=L, \
+            allow_nonempty, foreground. A long option given on the command line wins over the same \
+            option in -o; within -o the last one wins. \
+            FUSE's options go to libfuse: allow_other, allow_root, auto_unmount, default_permissions, \
+            noatime, nosuid, nodev, noexec, fsname=, subtype=, max_read=, ... (see `man 8 fuse`). \
+            Words only mount(8) and fstab mean are accepted and ignored: defaults, auto, noauto, user, \
+            users, nouser, nofail, _netdev, x-systemd.*, comment=..., and rw (the mount is always read-only). \
+            Anything else fails before mounting, naming it: unknown mount option "...".
+
+            From mount(8) and /etc/fstab (`make install` installs mount-scripts/mount.photofs as \
+            /sbin/mount.fuse.photofs):
+              mount -t fuse.photofs lib.sqlite /mnt/photos -o size=square:256,allow_other
+              # /etc/fstab:
+              /srv/lib.sqlite  /srv/photos  fuse.photofs  noauto,nofail,size=1024  0 0
             """
     )
 
@@ -35,84 +57,121 @@ struct MountCommand: ParsableCommand {
     @Argument(help: "An existing, empty directory to mount on.")
     var mountpoint: String
 
-    @Option(help: "Where downloaded photos are kept (default: ~/.cache/photofs/<library>-<hash>).")
+    // Every option below is optional here (its default is MountSettings'), so that `-o` can set what the
+    // command line did not: see MountSettings.resolve.
+    @Option(help: "Where downloaded photos are kept (default: ~/.cache/photofs/<library>-<hash>). -o cache_dir=DIR.")
     var cacheDir: String?
 
-    @Flag(help: "Stay in the foreground and log to standard error.")
+    @Flag(help: "Stay in the foreground and log to standard error. -o foreground.")
     var foreground = false
 
-    @Option(name: .customShort("o"), help: "A FUSE mount option, e.g. allow_other (repeatable; comma lists allowed).")
-    var fuseOptions: [String] = []
+    @Option(name: .customShort("o"), help: ArgumentHelp(
+        "Mount options, name or name=value (comma lists, repeatable): any option of this command, FUSE's (allow_other, ...), fstab's.",
+        valueName: "options"))
+    var mountOptions: [String] = []
 
-    @Option(help: "Seconds to wait for the origin to accept a connection before an open fails with EIO.")
-    var connectTimeout: Double = 10
+    @Option(help: ArgumentHelp("Seconds to wait for the origin to accept a connection before an open fails with EIO (default: 10). -o connect_timeout=S.",
+                               valueName: "seconds"))
+    var connectTimeout: String?
 
-    @Option(help: "Seconds a download may stall (no bytes at all) before an open fails with EIO.")
-    var stallTimeout: Double = 30
+    @Option(help: ArgumentHelp("Seconds a download may stall (no bytes at all) before an open fails with EIO (default: 30). -o stall_timeout=S.",
+                               valueName: "seconds"))
+    var stallTimeout: String?
 
-    @Option(help: "Largest size of the photo cache (K, M, G suffixes); least recently used photos go first.")
-    var cacheSize = "2G"
+    @Option(help: ArgumentHelp("Largest size of the photo cache (K, M, G suffixes); least recently used photos go first (default: 2G). -o cache_size=SIZE.",
+                               valueName: "size"))
+    var cacheSize: String?
 
-    @Option(help: "Downloads running at once.")
-    var maxDownloads = 16
+    @Option(help: ArgumentHelp("Downloads running at once, 1 to 64 (default: 16). -o max_downloads=N.", valueName: "n"))
+    var maxDownloads: String?
 
-    @Option(help: "Photos after an opened one (in its directory's order) to download ahead; 0 turns it off.")
-    var prefetch = 3
+    @Option(help: ArgumentHelp("Photos after an opened one (in its directory's order) to download ahead; 0 turns it off (default: 3). -o prefetch=N.",
+                               valueName: "n"))
+    var prefetch: String?
 
-    @Option(help: "Commands whose opens do not count as recent (comma list; default: backup tools, indexers, file managers and thumbnailers).")
-    var backupTools = UncountedOpeners.defaults.joined(separator: ",")
+    @Option(help: ArgumentHelp("Commands whose opens do not count as recent, a comma list replacing the default (backup and sync tools, indexers, file managers and thumbnailers: \(UncountedOpeners.defaults.joined(separator: ","))). -o backup_tools=\"a,b\".",
+                               valueName: "names"))
+    var backupTools: String?
 
-    @Option(help: "What each file shows: original, N (long edge at most N px), or square:N (N×N PNG thumbnail).")
-    var size = "original"
+    @Option(help: ArgumentHelp("What each file shows: original, N (long edge at most N px), or square:N (N×N PNG thumbnail) (default: original). -o size=...",
+                               valueName: "size"))
+    var size: String?
 
-    @Option(help: "JPEG quality (1–100) of resized JPEG variants.")
-    var jpegQuality = 85
+    @Option(help: ArgumentHelp("JPEG quality (1–100) of resized JPEG variants (default: 85). -o jpeg_quality=N.", valueName: "n"))
+    var jpegQuality: String?
 
-    @Option(help: "Largest image (in megapixels, read from its header) a variant is rendered from; larger ones fail with EIO.")
-    var maxPixels = 100
+    @Option(help: ArgumentHelp("Largest image (in megapixels, read from its header) a variant is rendered from; larger ones fail with EIO (default: 100). -o max_pixels=N.",
+                               valueName: "megapixels"))
+    var maxPixels: String?
+
+    @Flag(help: "Mount even if the mount point holds files (they are hidden until unmount). -o allow_nonempty.")
+    var allowNonempty = false
 
     @Option(help: .hidden)
     var readyFd: Int32?
 
     @OptionGroup var logging: LoggingOptions
 
+    /// The long options given on the command line, for MountSettings.resolve.
+    var commandLineOptions: [MountOption: String] {
+        var given: [MountOption: String] = [:]
+        given[.cacheDir] = cacheDir
+        given[.connectTimeout] = connectTimeout
+        given[.stallTimeout] = stallTimeout
+        given[.cacheSize] = cacheSize
+        given[.maxDownloads] = maxDownloads
+        given[.prefetch] = prefetch
+        given[.backupTools] = backupTools
+        given[.size] = size
+        given[.jpegQuality] = jpegQuality
+        given[.maxPixels] = maxPixels
+        given[.logLevel] = logging.logLevel
+        if foreground { given[.foreground] = "" }
+        if allowNonempty { given[.allowNonempty] = "" }
+        return given
+    }
+
     func run() throws {
         let library = Paths.absolute(self.library)
         let mountpoint = Paths.absolute(self.mountpoint)
-        let cacheDirectory = cacheDir.map { URL(fileURLWithPath: Paths.absolute($0)) }
-            ?? Paths.defaultCacheDirectory(forLibrary: library)
-        let sizes: (VariantSpec?, RenderOptions)
+        let settings: MountSettings
+        let cacheDirectory: URL
         do {
-            try MountCommand.checkPaths(library: library, mountpoint: mountpoint)
-            sizes = try MountCommand.parseSize(size, jpegQuality: jpegQuality, maxPixels: maxPixels)
+            settings = try MountSettings.resolve(commandLine: commandLineOptions, optionLists: mountOptions)
+            try MountCommand.checkPaths(library: library, mountpoint: mountpoint, allowNonempty: settings.allowNonempty)
+            cacheDirectory = settings.cacheDirectory.map { URL(fileURLWithPath: Paths.absolute($0)) }
+                ?? Paths.defaultCacheDirectory(forLibrary: library)
+            // Before the log file goes there: a folder of the user's is refused untouched.
+            try CacheDirectory.checkUsable(cacheDirectory.path)
         } catch {
             report(failure: "\(error)")
-            throw error
+            throw CommandFailure("\(error)")
         }
-        if !foreground {
+        if !settings.foreground {
             try MountCommand.startInBackground(arguments: CommandLine.arguments, cacheDirectory: cacheDirectory)
             return
         }
         SignalMask.blockTerminationSignals()
         MemoryTuning.apply()
-        let logger = logging.makeLogger("photofs.mount")
+        let logger = logging.makeLogger("photofs.mount", level: settings.logLevel)
+        if !settings.ignoredOptions.isEmpty {
+            logger.info("mount options ignored (mount(8) and fstab words)", metadata: ["options": "\(settings.ignoredOptions.joined(separator: ","))"])
+        }
         var http = HTTPConfiguration()
-        http.connectTimeout = connectTimeout
-        http.stallTimeout = stallTimeout
+        http.connectTimeout = settings.connectTimeout
+        http.stallTimeout = settings.stallTimeout
         var options = FilesystemOptions()
-        (options.variant, options.renderOptions) = sizes
-        options.prefetchCount = max(0, prefetch)
-        options.uncountedOpeners = UncountedOpeners(backupTools.split(separator: ",").map(String.init))
+        options.variant = settings.variant
+        options.renderOptions = settings.renderOptions
+        options.prefetchCount = settings.prefetch
+        if let tools = settings.backupTools { options.uncountedOpeners = UncountedOpeners(tools) }
         let session: FuseSession
         let filesystem: PhotoFilesystem
         do {
-            guard let maxBytes = ByteSize.parse(cacheSize) else {
-                throw CommandFailure("--cache-size takes a size like 500M or 2G, not \"\(cacheSize)\"")
-            }
             (filesystem, session) = try MountCommand.makeSession(
                 library: library, mountpoint: mountpoint, cacheDirectory: cacheDirectory, http: http,
-                options: options, fuseOptions: fuseOptions, cacheSize: maxBytes, maxDownloads: maxDownloads,
-                logger: logger)
+                options: options, fuseOptions: settings.fuseOptions, cacheSize: settings.cacheSize,
+                maxDownloads: settings.maxDownloads, logger: logger)
             try session.mount()
         } catch {
             report(failure: "\(error)")
@@ -128,19 +187,18 @@ struct MountCommand: ParsableCommand {
         if status != 0 { throw ExitCode(status) }
     }
 
-    /// `--size`, `--jpeg-quality` and `--max-pixels`, checked before anything is mounted.
+    /// `--size`, `--jpeg-quality` and `--max-pixels` as `photofs render` takes them, with mount's messages.
     static func parseSize(_ size: String, jpegQuality: Int, maxPixels: Int) throws -> (VariantSpec?, RenderOptions) {
-        guard (1...100).contains(jpegQuality) else { throw CommandFailure("--jpeg-quality takes 1 to 100, not \(jpegQuality)") }
-        guard (1...10_000).contains(maxPixels) else { throw CommandFailure("--max-pixels takes 1 to 10000 (megapixels), not \(maxPixels)") }
-        let options = RenderOptions(jpegQuality: jpegQuality, maxPixels: maxPixels * 1_000_000)
-        if size == "original" { return (nil, options) }
-        guard let spec = VariantSpec(argument: size) else {
-            throw CommandFailure("--size takes original, a number of pixels (1024) or square:N (square:256), not \"\(size)\"")
+        do {
+            let settings = try MountSettings.resolve(
+                commandLine: [.size: size, .jpegQuality: String(jpegQuality), .maxPixels: String(maxPixels)], optionLists: [])
+            return (settings.variant, settings.renderOptions)
+        } catch {
+            throw CommandFailure("\(error)")
         }
-        return (spec, options)
     }
 
-    static func checkPaths(library: String, mountpoint: String) throws {
+    static func checkPaths(library: String, mountpoint: String, allowNonempty: Bool) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: library, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw CommandFailure("no library at \(library): create one with `photofs import flickr \(library) ...`")
@@ -156,6 +214,24 @@ struct MountCommand: ParsableCommand {
         if MountTable.isMounted(mountpoint) {
             throw CommandFailure("something is already mounted on \(mountpoint); unmount it first (`fusermount3 -u \(mountpoint)`)")
         }
+        if !allowNonempty, let entry = firstEntry(of: mountpoint) {
+            throw CommandFailure("mount point \(mountpoint) is not empty (it holds \"\(entry)\"): mounting would hide its files. "
+                                 + "Use an empty directory, or pass --allow-nonempty (-o allow_nonempty) to mount over them")
+        }
+    }
+
+    /// A name in the directory other than . and .., or nil if it is empty (or unreadable: then the mount
+    /// itself says why).
+    static func firstEntry(of directory: String) -> String? {
+        guard let stream = opendir(directory) else { return nil }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { return name }
+        }
+        return nil
     }
 
     static func makeSession(library: String, mountpoint: String, cacheDirectory: URL, http: HTTPConfiguration,
@@ -202,7 +278,13 @@ struct MountCommand: ParsableCommand {
             if let fd = Int32(name), fd > 2, fd != writeEnd { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         }
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? arguments[0]
-        let childArguments = [executable] + Array(arguments.dropFirst()) + ["--foreground", "--ready-fd", String(writeEnd)]
+        // `arguments` is Swift's copy, made before SecretArguments scrubbed argv: a secret option goes to the
+        // child in its environment variable, never on its command line (which `ps` shows for its whole life).
+        let (publicArguments, secretEnvironment) = SecretArguments.withoutSecrets(arguments)
+        let childArguments = [executable] + Array(publicArguments.dropFirst()) + ["--foreground", "--ready-fd", String(writeEnd)]
+        var environment = ProcessInfo.processInfo.environment
+        environment.merge(secretEnvironment) { $1 }
+        let environmentStrings = environment.map { "\($0.key)=\($0.value)" }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -218,15 +300,20 @@ struct MountCommand: ParsableCommand {
         var pid: pid_t = 0
         let argv = childArguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
-        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let envp = environmentStrings.map { strdup($0) } + [nil]
+        defer { envp.forEach { free($0) } }
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         close(writeEnd)
         guard spawned == 0 else {
             close(readEnd)
             throw CommandFailure("cannot start the mount process: \(String(cString: strerror(spawned)))")
         }
+        // Up to "ok\n", not to EOF: a process the child starts may inherit the pipe and outlive the answer
+        // (`-o auto_unmount` leaves fusermount3 running beside the mount for its life). An error is read
+        // whole (it may span lines); the child exits after it, and fusermount3 with it.
         var answer = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
+        while answer != Data("ok\n".utf8) {
             let n = read(readEnd, &buffer, buffer.count)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
@@ -251,6 +338,18 @@ enum MountTable {
         }
     }
 
+    /// The mount source (field after the " - " separator's file system type), e.g. "photofs:library.sqlite".
+    static func source(of path: String) -> String? {
+        guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
+        for line in table.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, unescape(String(fields[4])) == path,
+                  let separator = fields.firstIndex(of: "-"), separator + 2 < fields.count else { continue }
+            return unescape(String(fields[separator + 2]))
+        }
+        return nil
+    }
+
     static func unescape(_ field: String) -> String {
         var bytes: [UInt8] = []
         var scalars = Array(field.utf8)[...]
@@ -264,22 +363,5 @@ enum MountTable {
             }
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-/// "500M", "2G", "1048576" → bytes (binary units, as `du -h` prints them).
-enum ByteSize {
-    static func parse(_ text: String) -> Int64? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased()
-        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
-        var digits = trimmed
-        var multiplier: Int64 = 1
-        if trimmed.hasSuffix("IB") { digits.removeLast(2) } else if trimmed.hasSuffix("B") { digits.removeLast() }
-        if let last = digits.last, let unit = units[last] {
-            multiplier = unit
-            digits.removeLast()
-        }
-        guard let value = Double(digits), value >= 0 else { return nil }
-        return Int64(value * Double(multiplier))
     }
 }

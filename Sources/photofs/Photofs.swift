@@ -1,5 +1,6 @@
 // The `photofs` command: import a Flickr-style library into SQLite, mount it, run the demo, manage the cache.
 import ArgumentParser
+import CommandLineOptions
 import Foundation
 import Logging
 
@@ -21,16 +22,32 @@ struct Photofs: ParsableCommand {
             """,
         subcommands: [ImportCommand.self, MountCommand.self, DemoCommand.self, CacheCommand.self, OriginCommand.self, RenderCommand.self]
     )
+
+    /// ArgumentParser's main, with secrets (`--api-key KEY`) overwritten in the process's argv before any
+    /// command runs, so `ps` stops showing them. Swift's copy of the arguments is taken first: parsing reads it.
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        SecretArguments.scrubProcessArguments()
+        main(arguments)
+    }
 }
 
 /// Options every command shares.
 struct LoggingOptions: ParsableArguments {
-    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical. Also PHOTOFS_LOG.")
+    @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error or critical. Also PHOTOFS_LOG (and -o log_level=L for mount).",
+                                            valueName: "level"))
     var logLevel: String?
 
-    /// Sets up swift-log once: lines on standard error with their metadata (photo id, inode, op).
-    func makeLogger(_ label: String) -> Logger {
-        let wanted = logLevel ?? ProcessInfo.processInfo.environment["PHOTOFS_LOG"] ?? "info"
+    func validate() throws {
+        if let logLevel {
+            do { _ = try LogLevelName.check(logLevel) } catch { throw ValidationError("\(error)") }
+        }
+    }
+
+    /// Sets up swift-log once: lines on standard error with their metadata (photo id, inode, op). `level`
+    /// (mount's settings, from --log-level or -o log_level) wins over --log-level and PHOTOFS_LOG.
+    func makeLogger(_ label: String, level chosen: String? = nil) -> Logger {
+        let wanted = chosen ?? logLevel ?? ProcessInfo.processInfo.environment["PHOTOFS_LOG"] ?? "info"
         let level = Logger.Level(rawValue: wanted.lowercased()) ?? .info
         LoggingBootstrap.once(level: level)
         var logger = Logger(label: label)

@@ -74,4 +74,20 @@ final class LibraryRefusalTests: MountedTestCase {
         XCTAssertTrue(harness.daemonLog.contains("cannot be written"), harness.daemonLog)
         XCTAssertFalse(harness.daemonLog.contains("SQLite error"), harness.daemonLog)
     }
+
+    /// `--cache-dir` pointed at a folder of the user's: refused before anything (even the log) is put there.
+    func testAUsersFolderIsRefusedAsTheCacheAndLeftUntouched() throws {
+        let folder = harness.root.appendingPathComponent("Pictures")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: folder.appendingPathComponent("holiday.jpg"))
+        XCTAssertEqual(chmod(folder.path, 0o755), 0)
+        let mount = harness.photofs(["mount", harness.library, harness.mountpoint, "--cache-dir", folder.path])
+        XCTAssertNotEqual(mount.status, 0)
+        XCTAssertTrue(mount.stderr.contains("is not a photofs cache"), mount.stderr)
+        XCTAssertFalse(harness.isMounted)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["holiday.jpg"])
+        var info = stat()
+        XCTAssertEqual(stat(folder.path, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o755, "its permissions were not changed")
+    }
 }
