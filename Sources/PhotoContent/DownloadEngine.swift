@@ -391,8 +391,9 @@ public final class DownloadEngine: @unchecked Sendable {
     var makeStorage: ((Download) -> DownloadStorage)?
     /// Called on a transfer thread when the disk filled under a download and it moved to memory.
     var onMovedToMemory: ((Download, ContentError.Kind) -> Void)?
-    /// Tests widen the instant between "all bytes stored" and "renamed into place" with this.
-    var pauseBeforeFinish: TimeInterval = 0
+    /// Called on the transfer thread between "all bytes stored" and "renamed into place": tests hold a
+    /// download in that instant to open it there.
+    var beforeFinish: ((Download) -> Void)?
 
     /// `maxTransfers` downloads run at once (each on its own thread with a keep-alive connection); 16 keeps
     /// a 16-reader workload from queueing while staying far below what an origin would call abuse.
@@ -445,7 +446,7 @@ public final class DownloadEngine: @unchecked Sendable {
             lock.unlock()
 
             let result = run(download)
-            if pauseBeforeFinish > 0 { Thread.sleep(forTimeInterval: pauseBeforeFinish) }
+            beforeFinish?(download)
             // A finished photo is in place and recorded by the cache before the download is forgotten, so no
             // opener starts it again and a fetch that returns finds it counted; a failed one is forgotten
             // first, so the next opener starts afresh instead of joining the failure. Either is logged before

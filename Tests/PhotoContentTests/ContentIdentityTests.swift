@@ -78,7 +78,11 @@ final class ContentIdentityTests: XCTestCase {
         XCTAssertEqual(try readWhole(handle), new)
         cache.release(handle)
         XCTAssertEqual(origin.requestCount(method: "GET"), 2)
-        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: cache.cachedPath(for: source(0, version: 2))!)), new)
+        // The reader may have had every byte before the download was renamed into place: wait for that.
+        let deadline = Date().addingTimeInterval(10)
+        while cache.cachedPath(for: source(0, version: 2)) == nil && Date() < deadline { usleep(1_000) }
+        let path = try XCTUnwrap(cache.cachedPath(for: source(0, version: 2)), "the new version was cached")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), new)
     }
 
     /// The old version is open (read halfway) while the new one is downloaded and cached; the old handle

@@ -196,17 +196,14 @@ final class StreamingCacheTests: XCTestCase {
     /// must still find the bytes.
     func testOpeningAsADownloadFinishesFindsTheBytes() throws {
         let cache = try makeCache()
-        cache.engine.pauseBeforeFinish = 0.3
+        // Hold the download in the instant after its last byte is stored and before its rename, open there.
+        let stored = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0)
+        cache.engine.beforeFinish = { _ in stored.signal(); proceed.wait() }
+        defer { proceed.signal() }
         let photo = StreamingCacheTests.library.photos[5]
         cache.prefetch(source(5))
-        // Let the download store every byte, then open inside the pause.
-        while cache.engine.pendingCount > 0 && !FileManager.default.fileExists(atPath: cache.directory.path + "/originals/" + OriginalCache.key(for: source(5))) {
-            if let part = try? FileManager.default.contentsOfDirectory(atPath: cache.directory.path + "/tmp").first,
-               let size = try? FileManager.default.attributesOfItem(atPath: cache.directory.path + "/tmp/" + part)[.size] as? Int,
-               size == photo.image.data.count { break }
-            usleep(1000)
-        }
-        usleep(20_000)
+        XCTAssertEqual(stored.wait(timeout: .now() + 10), .success)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: cache.directory.path + "/originals/" + OriginalCache.key(for: source(5))))
         let handle = try cache.open(source(5))
         var bytes = [UInt8](repeating: 0, count: photo.image.data.count)
         XCTAssertEqual(try bytes.withUnsafeMutableBytes { try handle.read(into: $0, at: 0) }, bytes.count)
