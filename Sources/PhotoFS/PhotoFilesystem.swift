@@ -60,6 +60,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     let logger: Logger
 
     private let lock = NSLock()
+    private let changeCheck = NSLock()
     /// Listings of every directory but /recent, until the catalog's photos change.
     let listings = StampedCache<Node, DirectoryListing>()
     /// The /recent listing, until a recent open lands (or the photos change).
@@ -143,6 +144,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// the kernel may have cached and tells it exactly what differs. Returns the invalidations sent.
     @discardableResult
     public func checkForCatalogChanges() -> [KernelInvalidation] {
+        // One check at a time (the watcher and the recent writer both call this): two overlapping checks
+        // could each see part of the caches, and a change seen by the second would be diffed by neither.
+        changeCheck.lock()
+        defer { changeCheck.unlock() }
         guard let current = try? catalog.generation() else { return [] }
         let memory = recent.memoryGeneration
         lock.lock()
