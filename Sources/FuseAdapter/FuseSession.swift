@@ -15,6 +15,8 @@ public final class FuseSession: @unchecked Sendable {
     let filesystem: PhotoFilesystem
     let logger: Logger
     private var session: OpaquePointer?
+    private let notifyLock = NSLock()
+    private var notifying = true
     private var arguments: [UnsafeMutablePointer<CChar>?] = []
     public let mountpoint: String
 
@@ -67,6 +69,10 @@ public final class FuseSession: @unchecked Sendable {
         // 10 idle threads: enough for a file manager's parallel stats while a download blocks a few.
         let result = photofs_fuse_loop_mt(session, 10, 64)
         SignalMask.blockTerminationSignals()
+        notifyLock.lock()
+        notifying = false
+        notifyLock.unlock()
+        filesystem.invalidate = nil
         fuse_remove_signal_handlers(session)
         fuse_session_unmount(session)
         logger.info("unmounted", metadata: ["mountpoint": "\(mountpoint)", "loop_result": "\(result)"])
@@ -76,19 +82,21 @@ public final class FuseSession: @unchecked Sendable {
 
     /// Drops what the kernel cached for changed names and nodes. Called from the catalog watcher, never from
     /// a request handler (a notify from inside one can deadlock on the directory lock the request holds).
+    /// Under `notifyLock`, so `run` can stop notifications before the session is unmounted and destroyed.
     func notifyKernel(_ invalidations: [KernelInvalidation]) {
-        guard let session else { return }
+        notifyLock.lock()
+        defer { notifyLock.unlock() }
+        guard notifying, let session else { return }
         for invalidation in invalidations {
             switch invalidation {
             case .entry(let parent, let name):
                 // ENOENT only means the kernel had nothing cached for it.
                 _ = fuse_lowlevel_notify_inval_entry(session, parent, name, name.utf8.count)
             case .inode(let inode):
-                // Files: attributes only (offset -1). Dropping a file's pages would wait for the page lock a
-                // reader holds while its bytes are still downloading, and a daemon killed during that wait
-                // could never exit. A photo's bytes never change under one cache file anyway, and a changed
-                // photo's new size/mtime makes the kernel drop them (auto_inval_data). Directories: their
-                // pages hold the cached listing, which must go.
+                // Files: attributes only (offset -1). Their pages are never dropped by notification: that
+                // would wait for the page locks of a reader whose bytes are still downloading; which version
+                // of a photo's bytes the page cache may hold is decided at open (PageCachePolicy).
+                // Directories: their pages hold the cached listing, which must go.
                 let isDirectory = Node(inode: inode)?.isDirectory ?? false
                 _ = fuse_lowlevel_notify_inval_inode(session, inode, isDirectory ? 0 : -1, 0)
             }

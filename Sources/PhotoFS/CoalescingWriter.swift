@@ -46,6 +46,17 @@ public final class CoalescingWriter<Key: Hashable, Value>: @unchecked Sendable {
         if arm { schedule(delay) { [weak self] in self?.timerFired() } }
     }
 
+    /// Puts back values whose write failed (to be written with the next batch), behind any newer value
+    /// submitted for the same key meanwhile. Safe to call from inside `write`.
+    public func retry(_ batch: [Key: Value]) {
+        lock.lock()
+        for (key, value) in batch where pending[key] == nil { pending[key] = value }
+        let arm = !armed && !stopped && !pending.isEmpty
+        if arm { armed = true }
+        lock.unlock()
+        if arm { schedule(delay) { [weak self] in self?.timerFired() } }
+    }
+
     /// The value submitted for `key` that is not written yet, if any.
     public func value(for key: Key) -> Value? {
         lock.lock()

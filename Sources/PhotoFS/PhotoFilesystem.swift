@@ -65,13 +65,20 @@ public final class PhotoFilesystem: @unchecked Sendable {
     let listings = StampedCache<Node, DirectoryListing>()
     /// The /recent listing, until a recent open lands (or the photos change).
     let recentListing = StampedCache<Node, DirectoryListing>()
-    /// Photo rows by seq for getattr and open, dropped with the listings.
-    let photoRows = StampedCache<Int64, PhotoRecord>(limit: 4096)
+    /// Photo rows by seq for getattr and open (nil: no such photo), dropped with the listings.
+    let photoRows = StampedCache<Int64, PhotoRecord?>(limit: 4096)
     let recent: RecentOpens
     /// What the caches above were built from: the catalog's counters and the in-memory recents' counter.
     private var seenGeneration: (catalog: Catalog.Generation?, memory: Int)
-    private var watcher: Thread?
     private var watching = false
+    /// Wakes the watcher early (to stop), and tells `stopWatchingCatalog` it has stopped.
+    private let watcherWake = NSCondition()
+    private let watcherStopped = DispatchSemaphore(value: 0)
+    /// What the caches handed out but could not keep (the catalog changed during their builds): diffed at
+    /// the next check, so the kernel does not keep them either.
+    private var staleListings: [Node: DirectoryListing] = [:]
+    private var staleInodes: Set<UInt64> = []
+    private var staleRecentSet: Set<Int64>?
     /// Photos open right now, by inode: a photo deleted from the catalog while open still answers `fstat`
     /// (as an unlinked file on a disk does) until its last descriptor closes.
     private var openPhotos: [UInt64: (attributes: NodeAttributes, count: Int)] = [:]
@@ -80,8 +87,15 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private var recentlyListed: [DirectoryListing] = []
     private let prefetcher = DispatchQueue(label: "photofs.prefetch")
     /// Told what to drop from the kernel's caches after a catalog change (the FUSE adapter's notify calls).
-    /// Never called from inside a request: a notify there can deadlock on the directory lock it holds.
-    public var invalidate: (([KernelInvalidation]) -> Void)?
+    /// Directory entries are only ever invalidated from the watcher or the recent writer, never from inside a
+    /// request (a notify there can deadlock on the directory lock the request holds); a variant whose size
+    /// changed is invalidated from its render, which only touches the inode's attributes (offset -1, no
+    /// directory lock).
+    public var invalidate: (([KernelInvalidation]) -> Void)? {
+        get { lock.lock(); defer { lock.unlock() }; return invalidationSink }
+        set { lock.lock(); invalidationSink = newValue; lock.unlock() }
+    }
+    private var invalidationSink: (([KernelInvalidation]) -> Void)?
     /// Renders and keeps variants when the mount shows a `--size` other than the originals.
     public let variants: VariantProducer?
     /// Listings whose photos were queued for rendering (once each until the catalog changes).
@@ -108,6 +122,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
         recent = RecentOpens(catalog: catalog, limit: options.recentLimit, persistent: persistentRecents,
                              logger: logger, written: { checkAfterWrite?() })
         checkAfterWrite = { [weak self] in self?.checkForCatalogChanges() }
+        listings.onStale = { [weak self] node, listing in self?.noteStale(listing: listing, of: node) }
+        recentListing.onStale = { [weak self] node, listing in self?.noteStale(listing: listing, of: node) }
+        photoRows.onStale = { [weak self] seq, _ in self?.noteStale(inode: Node.photo(seq: seq).inode) }
+        recent.seqCache.onStale = { [weak self] _, seqs in self?.noteStale(recentSet: seqs) }
         variants?.sizeChanged = { [weak self] seq in self?.invalidate?([.inode(Node.photo(seq: seq).inode)]) }
     }
 
@@ -121,24 +139,53 @@ public final class PhotoFilesystem: @unchecked Sendable {
         lock.unlock()
         let thread = Thread { [weak self] in
             while let self, self.isWatching {
-                Thread.sleep(forTimeInterval: self.options.catalogPollInterval)
-                self.checkForCatalogChanges()
+                self.watcherWake.lock()
+                _ = self.watcherWake.wait(until: Date().addingTimeInterval(self.options.catalogPollInterval))
+                self.watcherWake.unlock()
+                if self.isWatching { self.checkForCatalogChanges() }
             }
+            self?.watcherStopped.signal()
         }
         thread.name = "catalog-watch"
-        watcher = thread
         thread.start()
     }
 
+    /// Stops the watcher and waits until it has (so nothing notifies a session being torn down), then
+    /// writes what is pending.
     public func stopWatchingCatalog() {
         lock.lock()
+        let wasWatching = watching
         watching = false
         lock.unlock()
+        if wasWatching {
+            watcherWake.lock()
+            watcherWake.broadcast()
+            watcherWake.unlock()
+            watcherStopped.wait()
+        }
         recent.stop() // pending opens land before the catalog closes
         variants?.stop()
     }
 
     private var isWatching: Bool { lock.lock(); defer { lock.unlock() }; return watching }
+
+    private func noteStale(listing: DirectoryListing, of node: Node) {
+        lock.lock()
+        staleListings[node] = listing
+        lock.unlock()
+    }
+
+    private func noteStale(inode: UInt64) {
+        lock.lock()
+        staleInodes.insert(inode)
+        lock.unlock()
+    }
+
+    private func noteStale(recentSet: Set<Int64>) {
+        lock.lock()
+        staleRecentSet = (staleRecentSet ?? []).union(recentSet)
+        lock.unlock()
+    }
 
     /// Compares the change counters with those the caches were built from; drops what changed, rebuilds what
     /// the kernel may have cached and tells it exactly what differs. Returns the invalidations sent.
@@ -152,20 +199,38 @@ public final class PhotoFilesystem: @unchecked Sendable {
         let memory = recent.memoryGeneration
         lock.lock()
         let seen = seenGeneration
-        guard current != seen.catalog || memory != seen.memory else { lock.unlock(); return [] }
-        seenGeneration = (current, memory)
+        let changed = current != seen.catalog || memory != seen.memory
         let photosChanged = current.photos != seen.catalog?.photos
+        let stale = (listings: staleListings, inodes: staleInodes, recentSet: staleRecentSet)
+        staleListings = [:]
+        staleInodes = []
+        staleRecentSet = nil
+        guard changed || !stale.listings.isEmpty || !stale.inodes.isEmpty || stale.recentSet != nil else {
+            lock.unlock()
+            return []
+        }
+        seenGeneration = (current, memory)
         if photosChanged { listingsQueuedForRender = [] }
         lock.unlock()
 
-        var before = recentListing.invalidate()
-        recent.seqCache.invalidate()
-        if photosChanged {
-            before.merge(listings.invalidate()) { new, _ in new }
-            photoRows.invalidate()
-            logger.info("catalog changed; listings will be rebuilt", metadata: ["generation": "\(current.photos)"])
+        // What the kernel may hold: the listings cached until now, and any handed out but not kept.
+        var before: [(Node, DirectoryListing)] = []
+        if changed {
+            before += recentListing.invalidate().map { ($0.key, $0.value) }
+            recent.seqCache.invalidate()
+            if photosChanged {
+                before += listings.invalidate().map { ($0.key, $0.value) }
+                photoRows.invalidate()
+                logger.info("catalog changed; listings will be rebuilt", metadata: ["generation": "\(current.photos)"])
+            }
         }
-        var invalidations: [KernelInvalidation] = []
+        before += stale.listings.map { ($0.key, $0.value) }
+        var invalidations = stale.inodes.map { KernelInvalidation.inode($0) }
+        if let servedSet = stale.recentSet {
+            // Link counts given from a recent set that was out of date: every photo whose membership differs.
+            let fresh = (try? recent.seqs()) ?? []
+            invalidations += servedSet.symmetricDifference(fresh).map { .inode(Node.photo(seq: $0).inode) }
+        }
         if photosChanged, let variants {
             // Variants the catalog dropped (their original or renditions changed) may render to other sizes.
             invalidations += variants.catalogChanged().map { .inode(Node.photo(seq: $0).inode) }
@@ -194,7 +259,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
                 continue
             }
             if now.inode != entry.attributes.inode {
-                result.append(.entry(parent: parent, name: entry.name))
+                // The name now means another photo: its dentry goes, both photos' link counts moved, and the
+                // cached listing holds the old inode number (`ls -i`).
+                result += [.entry(parent: parent, name: entry.name), .inode(entry.attributes.inode), .inode(now.inode)]
             } else if now != entry.attributes {
                 result.append(.inode(now.inode))
             }
@@ -203,7 +270,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
             // A cached "no such file" is now wrong, and a photo that gained a name has a new link count.
             result += [.entry(parent: parent, name: entry.name), .inode(entry.attributes.inode)]
         }
-        if old.entries.map(\.name) != new.entries.map(\.name) || old.attributes != new.attributes {
+        let sameEntries = old.entries.count == new.entries.count && !zip(old.entries, new.entries).contains {
+            $0.name != $1.name || $0.attributes.inode != $1.attributes.inode
+        }
+        if !sameEntries || old.attributes != new.attributes {
             result.append(.inode(parent))
         }
         return result
@@ -451,11 +521,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     }
 
     func photoRow(_ seq: Int64) throws -> PhotoRecord? {
-        if let row = photoRows.value(for: seq) { return row }
-        let stamp = photoRows.stamp()
-        let row = try catalogRead(logging: logger) { try catalog.photo(seq: seq) }
-        if let row { photoRows.store(row, for: seq, readAt: stamp) }
-        return row
+        try photoRows.value(for: seq) { try catalogRead(logging: logger) { try catalog.photo(seq: seq) } }
     }
 
     /// A photo has a name in /regions and in /moments, and a third while it is in /recent.

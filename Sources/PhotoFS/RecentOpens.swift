@@ -18,6 +18,8 @@ final class RecentOpens: @unchecked Sendable {
     /// Opens kept in memory (a read-only library); empty while the catalog takes them.
     private var remembered: [Int64: Date] = [:]
     private var inMemory: Bool
+    /// Batches that failed in a row for a passing reason (only the writer's thread touches it).
+    private var failedWrites = 0
     /// Moves when `remembered` changes: the in-memory counterpart of the catalog's recent generation.
     private var rememberedGeneration = 0
     var memoryGeneration: Int { lock.lock(); defer { lock.unlock() }; return rememberedGeneration }
@@ -70,10 +72,21 @@ final class RecentOpens: @unchecked Sendable {
         if !memory {
             do {
                 try catalog.recordOpens(opens)
+                failedWrites = 0
                 return
-            } catch {
-                logger.warning("cannot write recent opens to the library; /recent is kept in memory for this mount",
+            } catch let error as CatalogError where error.reason == .readOnly {
+                logger.warning("the library cannot be written; /recent is kept in memory for this mount",
                                metadata: ["count": "\(opens.count)", "error": "\(error)"])
+            } catch {
+                // Anything else passes (an import holding the writer past the busy timeout): the opens are
+                // submitted again, to be written with the next batch; said once per run of failures.
+                if failedWrites == 0 {
+                    logger.warning("could not record recent opens; retrying", metadata: ["count": "\(opens.count)",
+                                                                                         "error": "\(error)"])
+                }
+                failedWrites += 1
+                writer.retry(batch)
+                return
             }
         }
         lock.lock()

@@ -55,12 +55,29 @@ public final class StampedCache<Key: Hashable, Value>: @unchecked Sendable {
         return old
     }
 
-    /// The value for `key`, or one built now and stored if no invalidation happened meanwhile.
+    /// Called with a value that was handed out but could not be stored because the catalog kept changing
+    /// under its builds: the owner must make sure the kernel does not keep it (diff it at the next check).
+    public var onStale: ((Key, Value) -> Void)?
+
+    /// Builds that straddle an invalidation before the last one is handed out anyway. An import lands in one
+    /// transaction, so a second build almost always sees a settled catalog; 3 bounds the work if it does not.
+    static var buildAttempts: Int { 3 }
+
+    /// The value for `key`, or one built now and stored. A build that straddled an invalidation is not
+    /// stored (it may hold what the invalidation removed) and is built again; after `buildAttempts` the
+    /// last build is returned and reported to `onStale`.
     public func value(for key: Key, build: () throws -> Value) rethrows -> Value {
         if let cached = value(for: key) { return cached }
-        let stamp = stamp()
-        let built = try build()
-        store(built, for: key, readAt: stamp)
-        return built
+        var attempt = 1
+        while true {
+            let stamp = stamp()
+            let built = try build()
+            if store(built, for: key, readAt: stamp) { return built }
+            if attempt == Self.buildAttempts {
+                onStale?(key, built)
+                return built
+            }
+            attempt += 1
+        }
     }
 }

@@ -48,6 +48,8 @@ struct CacheCommand: ParsableCommand {
             abstract: "Delete every cached photo (a live mount downloads them again when opened).")
         @OptionGroup var location: Location
         func run() throws {
+            // Only a photofs cache (tagged, empty, or an earlier photofs's) is cleared: never a folder of the user's.
+            do { try CacheDirectory.checkUsable(location.directory.path) } catch { throw CommandFailure("\(error)") }
             let originals = location.directory.appendingPathComponent("originals")
             let (count, bytes) = CacheCommand.usage(of: originals)
             // Only what photofs wrote: a file of someone else's that found its way in is left alone.

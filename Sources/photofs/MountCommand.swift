@@ -38,7 +38,7 @@ struct MountCommand: ParsableCommand {
             allow_nonempty, foreground. A long option given on the command line wins over the same \
             option in -o; within -o the last one wins. \
             FUSE's options go to libfuse: allow_other, allow_root, auto_unmount, default_permissions, \
-            noatime, nosuid, nodev, noexec, fsname=, subtype=, max_read=, ... (see `man 8 fuse`). \
+            noatime, nosuid, nodev, noexec, fsname=, subtype=, ... (see `man 8 fuse`). \
             Words only mount(8) and fstab mean are accepted and ignored: defaults, auto, noauto, user, \
             users, nouser, nofail, _netdev, x-systemd.*, comment=..., and rw (the mount is always read-only). \
             Anything else fails before mounting, naming it: unknown mount option "...".

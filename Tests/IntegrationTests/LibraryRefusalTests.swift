@@ -89,5 +89,13 @@ final class LibraryRefusalTests: MountedTestCase {
         var info = stat()
         XCTAssertEqual(stat(folder.path, &info), 0)
         XCTAssertEqual(info.st_mode & 0o777, 0o755, "its permissions were not changed")
+
+        // `cache clear` on it deletes nothing, even files named like cache entries.
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("originals"), withIntermediateDirectories: true)
+        try Data("mine too".utf8).write(to: folder.appendingPathComponent("originals/IMG_0001-1"))
+        let clear = harness.photofs(["cache", "clear", harness.library, "--cache-dir", folder.path])
+        XCTAssertNotEqual(clear.status, 0)
+        XCTAssertTrue(clear.stderr.contains("is not a photofs cache"), clear.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("originals/IMG_0001-1").path))
     }
 }

@@ -65,6 +65,28 @@ final class CoalescingWriterTests: XCTestCase {
         XCTAssertEqual(writer.unwrittenCount, 0)
     }
 
+    /// A batch that could not be written (the library busy) is written with the next one, and never
+    /// overwrites a newer value submitted while it failed.
+    func testAFailedBatchIsRetriedBehindNewerValues() {
+        let scheduler = ManualScheduler()
+        var batches: [[Int: String]] = []
+        var writer: CoalescingWriter<Int, String>!
+        writer = CoalescingWriter<Int, String>(delay: 0.2, schedule: scheduler.schedule) { batch in
+            batches.append(batch)
+            if batches.count == 1 {
+                writer.submit("newer", for: 1)
+                writer.retry(batch) // this write failed
+            }
+        }
+        writer.submit("old", for: 1)
+        writer.submit("other", for: 2)
+        scheduler.fireNext()
+        XCTAssertEqual(scheduler.armedCount, 1)
+        scheduler.fireNext()
+        XCTAssertEqual(batches, [[1: "old", 2: "other"], [1: "newer", 2: "other"]])
+        XCTAssertEqual(writer.unwrittenCount, 0)
+    }
+
     func testFlushWritesNowAndATimerFiringLaterFindsNothing() {
         let scheduler = ManualScheduler()
         var batches: [[Int: String]] = []

@@ -29,9 +29,10 @@ final class InvalidationTests: XCTestCase {
         XCTAssertEqual(PhotoFilesystem.differences(from: old, to: nil), [
             .entry(parent: parent, name: "a.jpg"), .entry(parent: parent, name: "b.jpg"), .inode(parent),
         ])
-        // A name that now points at another photo: the dentry goes.
+        // A name that now points at another photo: the dentry goes, both photos' link counts moved, and the
+        // directory's cached listing (which holds inode numbers) goes too.
         XCTAssertEqual(PhotoFilesystem.differences(from: old, to: listing([("a.jpg", c), ("b.jpg", b)])),
-                       [.entry(parent: parent, name: "a.jpg")])
+                       [.entry(parent: parent, name: "a.jpg"), .inode(a.inode), .inode(c.inode), .inode(parent)])
     }
 
     /// The whole path a live mount takes: a change is noticed once, and only listings the kernel saw are diffed.

@@ -21,8 +21,38 @@ final class StampedCacheTests: XCTestCase {
         XCTAssertEqual(cache.value(for: "a") { builds += 1; return 8 }, 7)
         XCTAssertEqual(builds, 1)
         XCTAssertEqual(cache.invalidate(), ["a": 7])
-        XCTAssertEqual(cache.value(for: "a") { invalidateDuringBuild(cache); return 9 }, 9)
-        XCTAssertNil(cache.value(for: "a"), "built across an invalidation: answered, not kept")
+    }
+
+    func testABuildAcrossAnInvalidationIsBuiltAgainAndTheSettledOneKept() {
+        let cache = StampedCache<String, Int>()
+        var stale: [(String, Int)] = []
+        cache.onStale = { stale.append(($0, $1)) }
+        var builds = 0
+        let value = cache.value(for: "a") { () -> Int in
+            builds += 1
+            if builds == 1 { invalidateDuringBuild(cache) } // an import lands during the first read
+            return builds
+        }
+        XCTAssertEqual(value, 2, "the read that started after the import is the one answered")
+        XCTAssertEqual(cache.value(for: "a"), 2)
+        XCTAssertTrue(stale.isEmpty)
+    }
+
+    func testACatalogThatKeepsChangingHandsOutTheLastBuildAndReportsIt() {
+        let cache = StampedCache<String, Int>()
+        var stale: [(String, Int)] = []
+        cache.onStale = { stale.append(($0, $1)) }
+        var builds = 0
+        let value = cache.value(for: "a") { () -> Int in
+            builds += 1
+            invalidateDuringBuild(cache)
+            return builds
+        }
+        XCTAssertEqual(builds, 3)
+        XCTAssertEqual(value, 3)
+        XCTAssertNil(cache.value(for: "a"), "never kept")
+        XCTAssertEqual(stale.map(\.0), ["a"])
+        XCTAssertEqual(stale.map(\.1), [3], "the owner is told what the kernel may now hold")
     }
 
     func testALimitedCacheStartsOverWhenFull() {
