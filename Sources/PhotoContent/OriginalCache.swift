@@ -25,6 +25,8 @@ public struct ContentError: Error, CustomStringConvertible, Sendable {
         case truncated(expected: Int64, received: Int64)
         case sizeMismatch(expected: Int64, received: Int64)
         case wrongContentType(String)
+        /// The origin's bytes are another version than the catalog's or than the first answer's (ETag).
+        case changedAtOrigin(expected: String, received: String)
         case noSpace
         case localIO(String)
     }
@@ -45,6 +47,8 @@ public struct ContentError: Error, CustomStringConvertible, Sendable {
         case .sizeMismatch(let expected, let received):
             what = "origin sent \(received) bytes, the catalog says \(expected)"
         case .wrongContentType(let type): what = "origin sent content type \"\(type)\", not the photo's image type"
+        case .changedAtOrigin(let expected, let received):
+            what = "the photo changed at the origin during the download (ETag \(received), expected \(expected)); import again"
         case .noSpace: what = "no space left in the cache directory"
         case .localIO(let message): what = "cache I/O failed: \(message)"
         }
