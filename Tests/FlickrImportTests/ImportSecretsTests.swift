@@ -130,6 +130,26 @@ final class ImportSecretsTests: XCTestCase {
         assertNoSecret("\(error)")
     }
 
+    /// Credentials in a URL that is not the source's own (user information, a token parameter) are masked
+    /// too: in the warning about a photo that could not be measured, and in an error naming the endpoint.
+    func testURLCredentialsInPhotoURLsAndTheEndpointAreMasked() throws {
+        var library = DemoLibrary.make(count: 2, scale: 8)
+        library.photos[0].externalURL = "http://someone:hunter2pass@127.0.0.1:1/photo.jpg?token=t0kenvalue&size=o"
+        origin.replaceLibrary(library)
+        _ = try runImport(attempts: 1).get()
+        XCTAssertTrue(log.text.contains("original not measured"), log.text)
+        XCTAssertTrue(log.text.contains("size=o"), "the rest of the URL is still shown: \(log.text)")
+        for secret in ["hunter2pass", "someone", "t0kenvalue"] {
+            XCTAssertFalse(log.text.contains(secret), "\"\(secret)\" in: \(log.text)")
+        }
+
+        guard case .failure(let error) = runImport(endpoint: "ftp://someone:hunter2pass@example.invalid/rest") else {
+            return XCTFail("expected a failure")
+        }
+        XCTAssertTrue("\(error)".contains("not an http(s) endpoint"), "\(error)")
+        XCTAssertFalse("\(error)".contains("hunter2pass"), "\(error)")
+    }
+
     func testCredentialsAndOptionsPrintWithoutSecrets() {
         let oauth = SourceCredentials.oauth1(consumerKey: "consumer-key-1234", consumerSecret: "consumer-secret-5678",
                                              token: "access-token-9012", tokenSecret: "token-secret-3456")
