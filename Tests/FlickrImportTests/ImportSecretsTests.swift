@@ -177,7 +177,16 @@ final class ImportSecretsTests: XCTestCase {
             XCTAssertTrue(redacted.contains(SecretRedactor.mask), redacted)
             XCTAssertFalse(redacted.contains("abc") || redacted.contains("xyz"), redacted)
         }
-        // A parameter whose name merely ends like a secret one is left alone.
-        XCTAssertEqual(SecretRedactor.redactParameters("u?not_api_key=1&my_oauth_token=2"), "u?not_api_key=1&my_oauth_token=2")
+        // Which names are credentials' is URLRedaction's decision (deliberately broad: any name containing
+        // "key" or "token"), found anywhere in free text, percent-encoded or not; other parameters stay.
+        XCTAssertEqual(SecretRedactor.redactParameters("u?not_api_key=1&my_oauth_token=2&page=3"), "u?not_api_key=…&my_oauth_token=…&page=3")
+        XCTAssertEqual(SecretRedactor.redactParameters("GET /rest?api%5Fkey=abc123 HTTP/1.1 (password=\"p w\")"),
+                       "GET /rest?api%5Fkey=… HTTP/1.1 (password=\"…\")")
+        XCTAssertEqual(SecretRedactor.redactParameters("per_page=5 keyword=x=y, a==b"), "per_page=5 keyword=… a==b")
+        for name in ["api_key", "oauth_token", "oauth_signature", "access_token", "password", "sig", "code"] {
+            XCTAssertTrue(URLRedaction.isSensitive(name: Substring(name)), name)
+            XCTAssertEqual(SecretRedactor.redactParameters("x \(name)=v1 y"), "x \(name)=… y")
+        }
+        XCTAssertEqual(SecretRedactor.mask, URLRedaction.placeholder)
     }
 }
