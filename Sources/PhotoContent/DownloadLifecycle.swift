@@ -73,11 +73,20 @@ public struct DownloadLifecycle: Equatable, Sendable {
             return refuse(.changedAtOrigin(expected: expectedETag, received: etag))
         }
         if firstAnswerAccepted {
-            let restartsOverServedBytes = status != 206 && received > 0
-            if firstAnswerETag != nil || restartsOverServedBytes {
-                guard let first = firstAnswerETag, let etag, DownloadLifecycle.weaklyMatch(first, etag) else {
-                    return refuse(.changedAtOrigin(expected: firstAnswerETag ?? "none", received: etag ?? "none"))
-                }
+            // Stored bytes are at stake when this answer continues them (206) or rewrites them (200).
+            let storedBytesAtStake = status == 206 || received > 0
+            let sameVersion: Bool
+            if let first = firstAnswerETag, let etag {
+                sameVersion = DownloadLifecycle.weaklyMatch(first, etag)
+            } else if firstAnswerETag != nil {
+                sameVersion = !storedBytesAtStake // untagged: unprovable, harmless only with nothing stored
+            } else {
+                // The first was untagged: a resume has only Content-Range to go by; a restart over stored
+                // bytes cannot be proved the same version.
+                sameVersion = status == 206 || received == 0
+            }
+            guard sameVersion else {
+                return refuse(.changedAtOrigin(expected: firstAnswerETag ?? "none", received: etag ?? "none"))
             }
         }
         if status == 206 {

@@ -124,6 +124,17 @@ final class DownloadLifecycleTests: XCTestCase {
         var empty = interrupted(catalogETag: nil, firstETag: nil, received: 0)
         XCTAssertEqual(empty.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: nil),
                        .success(0))
+        var emptyTagged = interrupted(catalogETag: nil, firstETag: "\"a\"", received: 0)
+        XCTAssertEqual(emptyTagged.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: nil),
+                       .success(0))
+        // ...but never a known other version, even with nothing stored.
+        var emptyChanged = interrupted(catalogETag: nil, firstETag: "\"a\"", received: 0)
+        XCTAssertEqual(emptyChanged.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: "\"b\""),
+                       .failure(.changedAtOrigin(expected: "\"a\"", received: "\"b\"")))
+        // A 200 carrying a tag after an untagged first answer over stored bytes: still unprovable.
+        var tagLater = interrupted(catalogETag: nil, firstETag: nil)
+        XCTAssertEqual(tagLater.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: "\"a\""),
+                       .failure(.changedAtOrigin(expected: "none", received: "\"a\"")))
     }
 
     func testIfRangeCarriesTheCatalogsETagElseTheFirstAnswersStrongOne() {
