@@ -126,7 +126,7 @@ public final class FlickrSource: PhotoSource {
     private func call(_ method: String, _ parameters: [String: String]) throws -> JSONValue {
         guard var components = URLComponents(string: options.endpoint),
               options.endpoint.lowercased().hasPrefix("http://") || options.endpoint.lowercased().hasPrefix("https://") else {
-            throw ImportError(message: redactor.redact("not an http(s) endpoint: \(options.endpoint)"))
+            throw ImportError(message: redactor.redact("not an http(s) endpoint: \(URLRedaction.redacted(options.endpoint))"))
         }
         var items = [URLQueryItem(name: "method", value: method), URLQueryItem(name: "format", value: "json"),
                      URLQueryItem(name: "nojsoncallback", value: "1")]
@@ -136,7 +136,7 @@ public final class FlickrSource: PhotoSource {
         // "+" is a space in a query string; URLComponents leaves it alone, Flickr would read a space.
         components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         guard let url = components.url?.absoluteString else {
-            throw ImportError(message: redactor.redact("cannot make a request URL from the endpoint \(options.endpoint)"))
+            throw ImportError(message: redactor.redact("cannot make a request URL from the endpoint \(URLRedaction.redacted(options.endpoint))"))
         }
         let response: HTTPResponse
         do {

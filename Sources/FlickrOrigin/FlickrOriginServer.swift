@@ -50,7 +50,8 @@ public struct OriginImage: Sendable {
         self.data = data; self.contentType = contentType; self.width = width; self.height = height
     }
     var fileExtension: String { contentType == "image/png" ? "png" : "jpg" }
-    var etag: String {
+    /// The strong ETag the origin sends with these bytes: a hash of them, so new bytes get a new tag.
+    public var etag: String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in data { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return "\"\(String(hash, radix: 16))\""
@@ -96,6 +97,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
     private var delays: [String: TimeInterval] = [:]
     private var rates: [String: Int] = [:]
     private var truncateOnce = Set<String>()
+    private var replaceAfterNextAnswer: [String: OriginImage] = [:]
     private var requestCounts: [String: Int] = [:]
     private var rawRecords: [String: String] = [:]
     private var restStatuses: [Int] = []
@@ -143,6 +145,11 @@ public final class FlickrOriginServer: @unchecked Sendable {
     public func setRate(photoID: String, _ bytesPerSecond: Int?) { mutate(photoID) { rates[$0] = bytesPerSecond } }
     /// Only the next answer for the photo's image is cut short (a dropped connection).
     public func truncateNextAnswer(photoID: String) { mutate(photoID) { truncateOnce.insert($0) } }
+    /// After the next GET of the photo's image is answered (from the current bytes), the same URL serves
+    /// `image` instead: the photo changes at the origin in the middle of a download, without a new URL.
+    public func replaceImageAfterNextAnswer(photoID: String, with image: OriginImage) {
+        mutate(photoID) { replaceAfterNextAnswer[$0] = image }
+    }
     /// The next GETs of the photo's image answer these statuses, in order, before serving normally.
     public func scriptStatuses(photoID: String, _ statuses: [Int]) { mutate(photoID) { scriptedStatuses[$0] = statuses } }
 
@@ -314,6 +321,12 @@ public final class FlickrOriginServer: @unchecked Sendable {
         let rate = rates[request.path]
         let typeOverride = contentTypeOverrides[request.path]
         let delay = delays[request.path] ?? 0
+        if request.method == "GET", image != nil, let replacement = replaceAfterNextAnswer.removeValue(forKey: request.path) {
+            images[request.path] = replacement
+            if let index = library.photos.firstIndex(where: { $0.imagePath == request.path }) {
+                library.photos[index].image = replacement
+            }
+        }
         var scripted: Int?
         if request.method == "GET", var statuses = scriptedStatuses[request.path], !statuses.isEmpty {
             scripted = statuses.removeFirst()
@@ -327,7 +340,9 @@ public final class FlickrOriginServer: @unchecked Sendable {
                        ("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")]
         if request.headers["if-none-match"] == etag { return ServerResponse(status: 304, headers: headers) }
         let total = image.data.count
-        if let range = request.headers["range"], let (start, end) = parseRange(range, total: total) {
+        // If-Range (RFC 9110 §13.1.5): a range only of the version the client has, else the whole new one.
+        let rangeApplies = request.headers["if-range"].map { $0 == etag } ?? true
+        if rangeApplies, let range = request.headers["range"], let (start, end) = parseRange(range, total: total) {
             if start > end { return ServerResponse(status: 416, headers: [("Content-Range", "bytes */\(total)")]) }
             headers.append(("Content-Range", "bytes \(start)-\(end)/\(total)"))
             var partial = ServerResponse(status: 206, headers: headers, body: image.data.subdata(in: start..<end + 1),

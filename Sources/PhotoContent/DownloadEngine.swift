@@ -93,7 +93,8 @@ public final class Download: @unchecked Sendable {
         self.source = source
         self.finalPath = finalPath
         self.priority = priority
-        lifecycle = DownloadLifecycle(expectedSize: source.expectedSize, expectedType: source.contentType)
+        lifecycle = DownloadLifecycle(expectedSize: source.expectedSize, expectedType: source.contentType,
+                                      expectedETag: source.etag)
     }
 
     /// Waits until the origin's answer is verified (status, type, size) or the download failed (throws).
@@ -347,7 +348,7 @@ private final class DownloadSink: HTTPBodySink {
         let result = download.update {
             $0.responseBegan(status: status, contentType: headers["content-type"],
                              contentLength: headers["content-length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) },
-                             contentRange: headers["content-range"])
+                             contentRange: headers["content-range"], etag: headers["etag"])
         }
         switch result {
         case .success(let start):
@@ -490,9 +491,10 @@ public final class DownloadEngine: @unchecked Sendable {
         for attempt in 1...attempts {
             let sink = DownloadSink(download: download, movedToMemory: movedToMemory)
             var headers: [String] = []
-            if let range = download.update({ $0.rangeHeader }) {
+            let resume = download.update { ($0.rangeHeader, $0.ifRangeHeader) }
+            if let range = resume.0 {
                 headers.append(range)
-                if let etag = source.etag { headers.append("If-Range: \(etag)") }
+                if let ifRange = resume.1 { headers.append(ifRange) }
             }
             var retryAfter: TimeInterval?
             let kind: ContentError.Kind

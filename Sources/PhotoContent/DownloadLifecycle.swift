@@ -1,5 +1,5 @@
 // The life of one photo download as a pure state machine: what each network event means for the bytes
-// stored so far, with no I/O, so every path (resume, restart, wrong size or type) is unit-tested.
+// stored so far, with no I/O, so every path (resume, restart, wrong size, type or version) is unit-tested.
 import Foundation
 import PhotoCatalog
 
@@ -15,19 +15,36 @@ public struct DownloadLifecycle: Equatable, Sendable {
 
     public let expectedSize: Int64
     public let expectedType: String
+    /// The catalog's ETag for the photo (nil: the import saw none).
+    public let expectedETag: String?
     public private(set) var phase: Phase = .waiting
     /// Bytes stored contiguously from offset 0: readers may be served anything below this.
     public private(set) var received: Int64 = 0
     /// Where the current response's bytes go (a resumed response starts at `received`).
     private var writeOffset: Int64 = 0
+    /// Whether an answer was accepted yet, and the ETag it carried (nil: none): every later answer must be
+    /// the same version of the photo, because readers may already hold `[0, received)` of it.
+    private var firstAnswerAccepted = false
+    public private(set) var firstAnswerETag: String?
 
-    public init(expectedSize: Int64, expectedType: String) {
+    public init(expectedSize: Int64, expectedType: String, expectedETag: String? = nil) {
         self.expectedSize = expectedSize
         self.expectedType = ImageContentType.normalized(expectedType)
+        self.expectedETag = DownloadLifecycle.normalizedETag(expectedETag)
     }
 
     /// The Range header for the next attempt: resume where the stored bytes end.
     public var rangeHeader: String? { received > 0 ? "Range: bytes=\(received)-" : nil }
+
+    /// The If-Range header sent with `rangeHeader`: the catalog's ETag, else the first answer's, so an origin
+    /// whose bytes changed answers 200 (refused below) rather than a 206 of the new bytes. Only a strong tag:
+    /// RFC 9110 §13.1.5 forbids a weak one there (an origin would never match it, so every resume would be a
+    /// whole new answer); without one the 206's own ETag is still checked.
+    public var ifRangeHeader: String? {
+        guard rangeHeader != nil else { return nil }
+        let strong = [expectedETag, firstAnswerETag].compactMap { $0 }.first { !$0.hasPrefix("W/") }
+        return strong.map { "If-Range: \($0)" }
+    }
 
     public var isFinished: Bool {
         switch phase {
@@ -37,13 +54,41 @@ public struct DownloadLifecycle: Equatable, Sendable {
     }
 
     /// A 2xx response began. Returns the file offset its body is written at, or why it must be refused.
+    /// - Its ETag, when it has one, must match the catalog's (weak comparison, RFC 9110 §8.8.3.2: the
+    ///   question is "which version", and the size check below catches a same-tag different-length body).
+    /// - A later answer must be the version of the first: readers may hold `[0, received)` of it already.
+    ///   A 206 must carry the first answer's ETag if the first had one (without any ETag on either side
+    ///   there is nothing to compare, and the size and Content-Range checks are all we have).
     /// - 206 must continue exactly where the stored bytes end, with the catalog's total size.
-    /// - 200 is the whole photo again: stored bytes are overwritten from 0 (same bytes, if the origin did not
-    ///   change the photo; if it did, its size or type no longer match and this refuses it).
+    /// - 200 is the whole photo again: stored bytes are overwritten from 0. Once bytes were stored (and so
+    ///   may have been served), it must carry the first answer's ETag: a 200 is what an origin sends when
+    ///   If-Range did not match, i.e. the photo changed, and rewriting from 0 would hand readers a mix.
+    ///   Without ETags on both it fails too: the download cannot prove the bytes are the same.
     public mutating func responseBegan(status: Int, contentType: String?, contentLength: Int64?,
-                                       contentRange: String?) -> Result<Int64, ContentError.Kind> {
+                                       contentRange: String?, etag: String? = nil) -> Result<Int64, ContentError.Kind> {
         let type = ImageContentType.normalized(contentType ?? "")
         guard type == expectedType else { return refuse(.wrongContentType(contentType ?? "none")) }
+        let etag = DownloadLifecycle.normalizedETag(etag)
+        if let expectedETag, let etag, !DownloadLifecycle.weaklyMatch(expectedETag, etag) {
+            return refuse(.changedAtOrigin(expected: expectedETag, received: etag))
+        }
+        if firstAnswerAccepted {
+            // Stored bytes are at stake when this answer continues them (206) or rewrites them (200).
+            let storedBytesAtStake = status == 206 || received > 0
+            let sameVersion: Bool
+            if let first = firstAnswerETag, let etag {
+                sameVersion = DownloadLifecycle.weaklyMatch(first, etag)
+            } else if firstAnswerETag != nil {
+                sameVersion = !storedBytesAtStake // untagged: unprovable, harmless only with nothing stored
+            } else {
+                // The first was untagged: a resume has only Content-Range to go by; a restart over stored
+                // bytes cannot be proved the same version.
+                sameVersion = status == 206 || received == 0
+            }
+            guard sameVersion else {
+                return refuse(.changedAtOrigin(expected: firstAnswerETag ?? "none", received: etag ?? "none"))
+            }
+        }
         if status == 206 {
             guard let range = DownloadLifecycle.parseContentRange(contentRange), range.start == received,
                   range.total == expectedSize else {
@@ -56,6 +101,10 @@ public struct DownloadLifecycle: Equatable, Sendable {
             }
             writeOffset = 0
             received = 0
+        }
+        if !firstAnswerAccepted {
+            firstAnswerAccepted = true
+            firstAnswerETag = etag
         }
         phase = .receiving
         return .success(writeOffset)
@@ -89,6 +138,24 @@ public struct DownloadLifecycle: Equatable, Sendable {
     private mutating func refuse(_ kind: ContentError.Kind) -> Result<Int64, ContentError.Kind> {
         phase = .failed(kind)
         return .failure(kind)
+    }
+
+    /// 256 bytes: a real ETag is a quoted hash (Flickr's are 34); a longer one from a hostile origin is cut
+    /// before it goes into errors and headers, and two cut tags still compare by their first 256 bytes.
+    static let maxETagLength = 256
+
+    /// Trimmed, at most `maxETagLength` bytes; nil for none, empty, or holding control characters (it goes
+    /// back out in an If-Range header, where a line break would forge another header).
+    static func normalizedETag(_ tag: String?) -> String? {
+        guard let trimmed = tag?.trimmingCharacters(in: .whitespaces), !trimmed.isEmpty,
+              !trimmed.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else { return nil }
+        return trimmed.utf8.count <= maxETagLength ? trimmed : String(decoding: trimmed.utf8.prefix(maxETagLength), as: UTF8.self)
+    }
+
+    /// RFC 9110 §8.8.3.2 weak comparison: the opaque tags are equal, either or both may be marked weak.
+    public static func weaklyMatch(_ a: String, _ b: String) -> Bool {
+        func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
+        return opaque(a) == opaque(b)
     }
 
     /// "bytes 100-199/1000" → (100, 1000)

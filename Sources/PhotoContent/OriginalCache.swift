@@ -25,6 +25,8 @@ public struct ContentError: Error, CustomStringConvertible, Sendable {
         case truncated(expected: Int64, received: Int64)
         case sizeMismatch(expected: Int64, received: Int64)
         case wrongContentType(String)
+        /// The origin's bytes are another version than the catalog's or than the first answer's (ETag).
+        case changedAtOrigin(expected: String, received: String)
         case noSpace
         case localIO(String)
     }
@@ -45,6 +47,8 @@ public struct ContentError: Error, CustomStringConvertible, Sendable {
         case .sizeMismatch(let expected, let received):
             what = "origin sent \(received) bytes, the catalog says \(expected)"
         case .wrongContentType(let type): what = "origin sent content type \"\(type)\", not the photo's image type"
+        case .changedAtOrigin(let expected, let received):
+            what = "the photo changed at the origin during the download (ETag \(received), expected \(expected)); import again"
         case .noSpace: what = "no space left in the cache directory"
         case .localIO(let message): what = "cache I/O failed: \(message)"
         }
@@ -197,10 +201,7 @@ public final class OriginalCache: @unchecked Sendable {
     /// The cache file name for a source. It changes whenever the URL, size, type or ETag does, so a photo
     /// changed in the catalog is never served from bytes of its previous version.
     public static func key(for source: ContentSource) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 // FNV-1a, 64 bit: stable across runs, unlike Hasher
-        for byte in "\(source.url)\u{0}\(source.expectedSize)\u{0}\(source.contentType)\u{0}\(source.etag ?? "")".utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
+        let hash = StableHash.fnv1a64("\(source.url)\u{0}\(source.expectedSize)\u{0}\(source.contentType)\u{0}\(source.etag ?? "")")
         let safeID = String(source.photoID.unicodeScalars.map {
             CharacterSet.alphanumerics.contains($0) && $0.isASCII ? Character($0) : "_"
         }.prefix(64))

@@ -125,7 +125,7 @@ public final class LibraryImporter {
                 case .failure(let reason):
                     report.unavailable.append((photo.id, reason.description))
                     logger.warning("original not measured; photo hidden until a later import measures it",
-                                   metadata: ["photo": "\(photo.id)", "url": "\(photo.originalURL)", "reason": "\(reason)"])
+                                   metadata: ["photo": "\(photo.id)", "url": "\(URLRedaction.redacted(photo.originalURL))", "reason": "\(reason)"])
                 }
             } else if let old = existing[photo.id] {
                 record.byteSize = old.byteSize

@@ -1,6 +1,7 @@
 // A source's secrets, which print as "redacted", and the redaction every message and log line passes through.
 import Foundation
 import Logging
+import PhotoContent
 
 /// What a source signs its calls with. Its `description`, `debugDescription` and mirror never show a
 /// secret, so `"\(credentials)"`, `dump(credentials)` and a struct that holds it print safely.
@@ -52,13 +53,11 @@ public struct SourceCredentials: Sendable, CustomStringConvertible, CustomDebugS
 }
 
 /// Removes secrets from text before it is shown: the values themselves in every encoding a URL or a
-/// message may carry them in, and the value of any query parameter that names a secret (`api_key=…`,
-/// `oauth_token=…`, `oauth_signature=…`), whatever its value.
+/// message may carry them in (wherever they appear), and the value of any `name=value` whose name is a
+/// credential's. Which names those are is decided in one place, `URLRedaction.isSensitive(name:)`, and both
+/// mask with the same `URLRedaction.placeholder`, so a log reader sees one convention.
 public struct SecretRedactor: Sendable {
-    public static let mask = "REDACTED"
-    /// Query parameters whose values are secret or derived from one.
-    public static let secretParameters = ["api_key", "oauth_consumer_key", "oauth_token", "oauth_signature",
-                                          "oauth_verifier", "oauth_token_secret", "api_sig"]
+    public static let mask = URLRedaction.placeholder
     /// Secrets shorter than this are replaced only where a secret parameter carries them: replacing a
     /// 3-letter value everywhere would mangle ordinary words. Flickr keys are 32 hex digits, secrets 16.
     public static let minimumValueLength = 6
@@ -89,38 +88,42 @@ public struct SecretRedactor: Sendable {
         return SecretRedactor.redactParameters(text)
     }
 
-    /// `name=value` for every secret parameter name: the value, up to the next `&`, space, quote or end, is
-    /// masked. Names match case-insensitively.
+    /// `name=value` wherever `URLRedaction.isSensitive(name:)` calls the name a credential's: the value, up
+    /// to the next `&`, space, quote or end, is masked. A name is the run of letters, digits, `_` and `%`
+    /// just before the `=` (so `api%5Fkey=` is found too; the check percent-decodes and lower-cases it).
     public static func redactParameters(_ text: String) -> String {
         let scalars = Array(text.unicodeScalars)
-        let patterns = secretParameters.map { Array(($0 + "=").unicodeScalars) }
         var result = String.UnicodeScalarView()
+        var nameStart = 0
         var index = 0
         while index < scalars.count {
-            let length = patterns.first { pattern in
-                index + pattern.count <= scalars.count
-                    && (index == 0 || !isNameScalar(scalars[index - 1]))
-                    && zip(pattern, scalars[index...]).allSatisfy { asciiLowercased($1) == $0 }
-            }?.count
-            guard let length else {
-                result.append(scalars[index])
+            let scalar = scalars[index]
+            if scalar == "=", nameStart < index,
+               URLRedaction.isSensitive(name: Substring(String(String.UnicodeScalarView(scalars[nameStart..<index])))) {
+                result.append(scalar)
                 index += 1
+                // A quoted value (`password="a b"`) is masked to its closing quote, which stays.
+                if index < scalars.count, scalars[index] == "\"" || scalars[index] == "'" {
+                    let quote = scalars[index]
+                    result.append(quote)
+                    index += 1
+                    while index < scalars.count, scalars[index] != quote { index += 1 }
+                } else {
+                    while index < scalars.count, !isValueEnd(scalars[index]) { index += 1 }
+                }
+                result.append(contentsOf: mask.unicodeScalars)
+                nameStart = index
                 continue
             }
-            result.append(contentsOf: scalars[index..<index + length])
-            index += length
-            while index < scalars.count, !isValueEnd(scalars[index]) { index += 1 }
-            result.append(contentsOf: mask.unicodeScalars)
+            result.append(scalar)
+            index += 1
+            if !isNameScalar(scalar) { nameStart = index }
         }
         return String(result)
     }
 
-    private static func asciiLowercased(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
-        ("A"..."Z").contains(scalar) ? Unicode.Scalar(scalar.value + 32) ?? scalar : scalar
-    }
-
     private static func isNameScalar(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
+        scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_" || scalar == "%"
     }
 
     private static func isValueEnd(_ scalar: Unicode.Scalar) -> Bool {

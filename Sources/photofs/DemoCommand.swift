@@ -7,6 +7,7 @@ import Foundation
 import PhotoCatalog
 import PhotoContent
 import PhotoFS
+import PhotoSources
 
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -57,10 +58,11 @@ struct DemoCommand: ParsableCommand {
 
         let library = directory.appendingPathComponent("library.sqlite").path
         let catalog = try Catalog(path: library)
-        var options = ImportOptions(apiKey: "demo")
+        var options = FlickrSourceOptions()
         options.endpoint = origin.endpoint
-        let report = try FlickrImporter(catalog: catalog, http: HTTPClient(logger: logger), options: options,
-                                        progress: TerminalProgress(logger: logger), logger: logger).run()
+        let source = FlickrSource(options: options, credentials: .apiKey("demo"), http: HTTPConfiguration(), logger: logger)
+        let report = try LibraryImporter(catalog: catalog, source: source, progress: TerminalProgress(logger: logger),
+                                         logger: logger).run()
         print(ImportCommand.describe(report))
 
         try MountCommand.checkPaths(library: library, mountpoint: mountpoint, allowNonempty: false)

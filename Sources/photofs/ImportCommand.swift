@@ -67,8 +67,8 @@ struct FlickrImportCommand: ParsableCommand {
             throw ValidationError("--method must be flickr.photos.getRecent or flickr.photos.search")
         }
         guard (1...500).contains(perPage) else { throw ValidationError("--per-page must be between 1 and 500") }
-        for parameter in parameters where !parameter.contains("=") {
-            throw ValidationError("--param takes key=value, got \"\(parameter)\"")
+        for parameter in parameters where ImportCommand.keyAndValue(parameter) == nil {
+            throw ValidationError("--param takes key=value with a non-empty key, got \"\(parameter)\"")
         }
     }
 
@@ -87,8 +87,8 @@ struct FlickrImportCommand: ParsableCommand {
         options.method = method
         options.perPage = perPage
         for parameter in parameters {
-            let parts = parameter.split(separator: "=", maxSplits: 1)
-            options.parameters[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+            guard let (key, value) = ImportCommand.keyAndValue(parameter) else { continue } // refused by validate()
+            options.parameters[key] = value
         }
         var importOptions = LibraryImportOptions()
         importOptions.maxPages = maxPages
@@ -109,6 +109,12 @@ struct FlickrImportCommand: ParsableCommand {
 }
 
 extension ImportCommand {
+    /// "tags=a=b" → ("tags", "a=b"), split at the first "="; nil without one or with an empty key ("=v").
+    static func keyAndValue(_ parameter: String) -> (key: String, value: String)? {
+        guard let equals = parameter.firstIndex(of: "="), equals > parameter.startIndex else { return nil }
+        return (String(parameter[..<equals]), String(parameter[parameter.index(after: equals)...]))
+    }
+
     static func describe(_ report: ImportReport) -> String {
         var text = "imported \(report.photosListed) photos from \(report.pages) page(s): \(report.summary.added) new, "
             + "\(report.summary.updated) updated, \(report.summary.unchanged) unchanged; "

@@ -3,6 +3,7 @@ import ArgumentParser
 import CommandLineOptions
 import Foundation
 import Logging
+import PhotoContent
 
 @main
 struct Photofs: ParsableCommand {
@@ -84,8 +85,7 @@ enum Paths {
         let environment = ProcessInfo.processInfo.environment
         let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.cache"
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in absolute.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let hash = StableHash.fnv1a64(absolute)
         let name = URL(fileURLWithPath: absolute).deletingPathExtension().lastPathComponent
         return URL(fileURLWithPath: base).appendingPathComponent("photofs")
             .appendingPathComponent("\(name)-\(String(hash, radix: 16).prefix(8))")

@@ -1,7 +1,7 @@
 // Import progress: one self-redrawing line on a terminal, plain log lines otherwise (CI, pipes, cron).
-import FlickrImport
 import Foundation
 import Logging
+import PhotoSources
 
 final class TerminalProgress: ImportProgress, @unchecked Sendable {
     private let isTerminal = isatty(STDERR_FILENO) == 1

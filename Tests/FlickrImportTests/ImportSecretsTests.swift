@@ -130,17 +130,32 @@ final class ImportSecretsTests: XCTestCase {
         assertNoSecret("\(error)")
     }
 
+    /// Credentials in a URL that is not the source's own (user information, a token parameter) are masked
+    /// too: in the warning about a photo that could not be measured, and in an error naming the endpoint.
+    func testURLCredentialsInPhotoURLsAndTheEndpointAreMasked() throws {
+        var library = DemoLibrary.make(count: 2, scale: 8)
+        library.photos[0].externalURL = "http://someone:hunter2pass@127.0.0.1:1/photo.jpg?token=t0kenvalue&size=o"
+        origin.replaceLibrary(library)
+        _ = try runImport(attempts: 1).get()
+        XCTAssertTrue(log.text.contains("original not measured"), log.text)
+        XCTAssertTrue(log.text.contains("size=o"), "the rest of the URL is still shown: \(log.text)")
+        for secret in ["hunter2pass", "someone", "t0kenvalue"] {
+            XCTAssertFalse(log.text.contains(secret), "\"\(secret)\" in: \(log.text)")
+        }
+
+        guard case .failure(let error) = runImport(endpoint: "ftp://someone:hunter2pass@example.invalid/rest") else {
+            return XCTFail("expected a failure")
+        }
+        XCTAssertTrue("\(error)".contains("not an http(s) endpoint"), "\(error)")
+        XCTAssertFalse("\(error)".contains("hunter2pass"), "\(error)")
+    }
+
     func testCredentialsAndOptionsPrintWithoutSecrets() {
         let oauth = SourceCredentials.oauth1(consumerKey: "consumer-key-1234", consumerSecret: "consumer-secret-5678",
                                              token: "access-token-9012", tokenSecret: "token-secret-3456")
         var dumped = ""
         dump(oauth, to: &dumped)
-        var options = ImportOptions(apiKey: ImportSecretsTests.key)
-        options.endpoint = "https://example.com/rest/?api_key=\(ImportSecretsTests.key)"
-        var dumpedOptions = ""
-        dump(options, to: &dumpedOptions)
-        for text in ["\(oauth)", String(reflecting: oauth), dumped, "\(SourceCredentials.apiKey(ImportSecretsTests.key))",
-                     "\(options)"] {
+        for text in ["\(oauth)", String(reflecting: oauth), dumped, "\(SourceCredentials.apiKey(ImportSecretsTests.key))"] {
             for secret in oauth.secrets + [ImportSecretsTests.key] { XCTAssertFalse(text.contains(secret), text) }
         }
         XCTAssertEqual(oauth.apiKey, "consumer-key-1234")
@@ -157,7 +172,16 @@ final class ImportSecretsTests: XCTestCase {
             XCTAssertTrue(redacted.contains(SecretRedactor.mask), redacted)
             XCTAssertFalse(redacted.contains("abc") || redacted.contains("xyz"), redacted)
         }
-        // A parameter whose name merely ends like a secret one is left alone.
-        XCTAssertEqual(SecretRedactor.redactParameters("u?not_api_key=1&my_oauth_token=2"), "u?not_api_key=1&my_oauth_token=2")
+        // Which names are credentials' is URLRedaction's decision (deliberately broad: any name containing
+        // "key" or "token"), found anywhere in free text, percent-encoded or not; other parameters stay.
+        XCTAssertEqual(SecretRedactor.redactParameters("u?not_api_key=1&my_oauth_token=2&page=3"), "u?not_api_key=…&my_oauth_token=…&page=3")
+        XCTAssertEqual(SecretRedactor.redactParameters("GET /rest?api%5Fkey=abc123 HTTP/1.1 (password=\"p w\")"),
+                       "GET /rest?api%5Fkey=… HTTP/1.1 (password=\"…\")")
+        XCTAssertEqual(SecretRedactor.redactParameters("per_page=5 keyword=x=y, a==b"), "per_page=5 keyword=… a==b")
+        for name in ["api_key", "oauth_token", "oauth_signature", "access_token", "password", "sig", "code"] {
+            XCTAssertTrue(URLRedaction.isSensitive(name: Substring(name)), name)
+            XCTAssertEqual(SecretRedactor.redactParameters("x \(name)=v1 y"), "x \(name)=… y")
+        }
+        XCTAssertEqual(SecretRedactor.mask, URLRedaction.placeholder)
     }
 }

@@ -5,6 +5,7 @@ import FlickrOrigin
 import Logging
 import PhotoCatalog
 import PhotoContent
+import PhotoSources
 import XCTest
 
 final class ImporterTests: XCTestCase {
@@ -26,14 +27,20 @@ final class ImporterTests: XCTestCase {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    func importer(key: String = "test-key", perPage: Int = 100) -> FlickrImporter {
-        var options = ImportOptions(apiKey: key)
-        options.endpoint = origin.endpoint
+    /// A Flickr source driven into the catalog by the library importer, as `photofs import flickr` does.
+    func importer(key: String = "test-key", perPage: Int = 100, endpoint: String? = nil,
+                  http: HTTPConfiguration = ImporterTests.fastRetries) -> LibraryImporter {
+        var options = FlickrSourceOptions()
+        options.endpoint = endpoint ?? origin.endpoint
         options.perPage = perPage
+        let source = FlickrSource(options: options, credentials: .apiKey(key), http: http, logger: Logger(label: "test"))
+        return LibraryImporter(catalog: catalog, source: source, progress: nil, logger: Logger(label: "test"))
+    }
+
+    static var fastRetries: HTTPConfiguration {
         var http = HTTPConfiguration()
         http.retryBaseDelay = 0.01
-        return FlickrImporter(catalog: catalog, http: HTTPClient(configuration: http), options: options,
-                              progress: nil, logger: Logger(label: "test"))
+        return http
     }
 
     func testImportsEveryPageAndMergesPlacesIntoRegions() throws {
@@ -96,13 +103,10 @@ final class ImporterTests: XCTestCase {
     }
 
     func testUnreachableEndpointFailsWithTheCause() throws {
-        var options = ImportOptions(apiKey: "k")
-        options.endpoint = "http://127.0.0.1:1/services/rest/"
         var http = HTTPConfiguration()
         http.attempts = 1
-        let importer = FlickrImporter(catalog: catalog, http: HTTPClient(configuration: http), options: options,
-                                      progress: nil, logger: Logger(label: "test"))
-        XCTAssertThrowsError(try importer.run()) { error in
+        let unreachable = importer(key: "k", endpoint: "http://127.0.0.1:1/services/rest/", http: http)
+        XCTAssertThrowsError(try unreachable.run()) { error in
             XCTAssertTrue("\(error)".contains("Couldn't connect") || "\(error)".contains("connect"), "\(error)")
         }
     }

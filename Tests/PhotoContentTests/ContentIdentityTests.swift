@@ -27,19 +27,26 @@ final class ContentIdentityTests: XCTestCase {
     /// replaced photo: a new secret in the URL and a new ETag, the catalog's size unchanged here).
     func replaceBytes(of index: Int) -> Data {
         var library = ContentIdentityTests.library
-        var bytes = library.photos[index].image.data
-        for offset in stride(from: bytes.count / 2, to: bytes.count - 2, by: 97) { bytes[offset] ^= 0x5a }
-        library.photos[index].image.data = bytes
+        library.photos[index].image = image(of: index, version: 2)
         origin.replaceLibrary(library)
-        return bytes
+        return library.photos[index].image.data
     }
 
+    /// Version 1 is the demo photo; version 2 has bytes flipped in its second half, the same size.
+    func image(of index: Int, version: Int) -> OriginImage {
+        var image = ContentIdentityTests.library.photos[index].image
+        guard version == 2 else { return image }
+        for offset in stride(from: image.data.count / 2, to: image.data.count - 2, by: 97) { image.data[offset] ^= 0x5a }
+        return image
+    }
+
+    /// The catalog's view of a version: its URL and the ETag the origin sends with its bytes.
     func source(_ index: Int, version: Int) -> ContentSource {
         let photo = ContentIdentityTests.library.photos[index]
         return ContentSource(photoID: photo.id,
                              url: "http://127.0.0.1:\(origin.port)\(origin.imagePath(photoID: photo.id)!)?secret=v\(version)",
                              expectedSize: Int64(photo.image.data.count), contentType: photo.image.contentType,
-                             etag: "\"v\(version)\"")
+                             etag: image(of: index, version: version).etag)
     }
 
     func readWhole(_ handle: ContentHandle) throws -> Data {
@@ -70,7 +77,7 @@ final class ContentIdentityTests: XCTestCase {
         var urlOnly = source(0, version: 1)
         urlOnly.url = source(0, version: 2).url
         var etagOnly = source(0, version: 1)
-        etagOnly.etag = "\"v2\""
+        etagOnly.etag = source(0, version: 2).etag
         XCTAssertEqual(Set([oldKey, OriginalCache.key(for: urlOnly), OriginalCache.key(for: etagOnly)]).count, 3)
 
         XCTAssertNil(cache.cachedPath(for: source(0, version: 2)))
@@ -119,5 +126,45 @@ final class ContentIdentityTests: XCTestCase {
         XCTAssertEqual(try readWhole(oldHandle), old)
         cache.release(newHandle)
         cache.release(oldHandle)
+    }
+
+    /// The bytes change at the same URL after the first answer broke off halfway: the resume (If-Range with
+    /// the catalog's ETag, or with the first answer's when the catalog has none) gets the new version whole,
+    /// and the download fails rather than serve the new bytes after the old ones. A reader gets the old
+    /// bytes whole or an error after a prefix of them, never a mix; nothing is cached.
+    func testBytesChangingAtTheSameURLMidDownloadNeverReachAReaderMixed() throws {
+        for catalogKnowsTheETag in [true, false] {
+            origin.replaceLibrary(ContentIdentityTests.library)
+            let photo = ContentIdentityTests.library.photos[catalogKnowsTheETag ? 0 : 1]
+            let index = catalogKnowsTheETag ? 0 : 1
+            let old = photo.image.data
+            var source = self.source(index, version: 1)
+            source.url += "&case=\(catalogKnowsTheETag)"
+            if !catalogKnowsTheETag { source.etag = nil }
+            origin.resetCounters()
+            origin.truncateNextAnswer(photoID: photo.id)
+            origin.replaceImageAfterNextAnswer(photoID: photo.id, with: image(of: index, version: 2))
+
+            var read = Data()
+            var buffer = [UInt8](repeating: 0, count: 4099)
+            var handle: ContentHandle?
+            do {
+                // The open may itself report the failure, if the download ended before it returned.
+                let opened = try cache.open(source)
+                handle = opened
+                while true {
+                    let count = try buffer.withUnsafeMutableBytes { try opened.read(into: $0, at: Int64(read.count)) }
+                    if count == 0 { break }
+                    read.append(contentsOf: buffer.prefix(count))
+                }
+                XCTAssertEqual(read, old, "a whole read must be the old version")
+            } catch let error as ContentError {
+                guard case .changedAtOrigin = error.kind else { XCTFail("\(error)"); continue }
+                XCTAssertEqual(read, old.prefix(read.count), "the bytes read before the error are the old version's")
+            }
+            if let handle { cache.release(handle) }
+            XCTAssertGreaterThanOrEqual(origin.requestCount(method: "GET"), 2, "the resume was asked for")
+            XCTAssertNil(cache.cachedPath(for: source), "nothing of a mixed download is cached")
+        }
     }
 }

@@ -38,13 +38,124 @@ final class DownloadLifecycleTests: XCTestCase {
 
     func testAFullAnswerAfterPartialBytesRestartsFromZero() {
         var life = DownloadLifecycle(expectedSize: 10, expectedType: "image/jpeg")
-        _ = life.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil)
+        _ = life.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: "\"a\"")
         _ = life.stored(4)
         _ = life.transferEnded()
-        // The origin ignored Range (or If-Range failed): the whole photo again, from byte 0.
-        XCTAssertEqual(try life.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil).get(), 0)
+        // The origin ignored Range: the whole photo again, the same version (ETag), from byte 0.
+        XCTAssertEqual(try life.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil,
+                                              etag: "\"a\"").get(), 0)
         _ = life.stored(10)
         XCTAssertEqual(life.transferEnded(), .complete)
+    }
+
+    // MARK: Versions (ETag)
+
+    /// A lifecycle that stored `received` of 10 bytes from a first 200 carrying `firstETag`, and now waits.
+    func interrupted(catalogETag: String?, firstETag: String?, received: Int = 4) -> DownloadLifecycle {
+        var life = DownloadLifecycle(expectedSize: 10, expectedType: "image/jpeg", expectedETag: catalogETag)
+        XCTAssertNoThrow(try life.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10,
+                                                contentRange: nil, etag: firstETag).get())
+        if received > 0 { XCTAssertNoThrow(try life.stored(received).get()) }
+        XCTAssertEqual(life.transferEnded(), .waiting)
+        return life
+    }
+
+    func testAnAnswerOfAnotherVersionThanTheCatalogsIsRefused() {
+        var life = DownloadLifecycle(expectedSize: 10, expectedType: "image/jpeg", expectedETag: "\"v1\"")
+        XCTAssertEqual(life.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: "\"v2\""),
+                       .failure(.changedAtOrigin(expected: "\"v1\"", received: "\"v2\"")))
+        XCTAssertEqual(life.phase, .failed(.changedAtOrigin(expected: "\"v1\"", received: "\"v2\"")))
+        let description = "\(ContentError(kind: .changedAtOrigin(expected: "\"v1\"", received: "\"v2\""), photoID: "7", url: "http://h/p.jpg"))"
+        XCTAssertTrue(description.contains("changed at the origin"), description)
+    }
+
+    func testTheCatalogsETagMatchesWeaklyAndAnAnswerWithoutOneIsAccepted() {
+        var weak = DownloadLifecycle(expectedSize: 10, expectedType: "image/jpeg", expectedETag: "\"v1\"")
+        XCTAssertEqual(weak.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil,
+                                          etag: " W/\"v1\" "), .success(0))
+        // A proxy that drops ETags: nothing to compare, size and type still checked.
+        var none = DownloadLifecycle(expectedSize: 10, expectedType: "image/jpeg", expectedETag: "W/\"v1\"")
+        XCTAssertEqual(none.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: nil),
+                       .success(0))
+        XCTAssertTrue(DownloadLifecycle.weaklyMatch("W/\"x\"", "\"x\""))
+        XCTAssertFalse(DownloadLifecycle.weaklyMatch("\"x\"", "\"X\""))
+        XCTAssertFalse(DownloadLifecycle.weaklyMatch("W/\"x\"", "\"x\"y"))
+    }
+
+    func testAResumeOfAnotherVersionThanTheFirstAnswerIsRefused() {
+        var life = interrupted(catalogETag: nil, firstETag: "\"a\"")
+        XCTAssertEqual(life.responseBegan(status: 206, contentType: "image/jpeg", contentLength: 6,
+                                          contentRange: "bytes 4-9/10", etag: "\"b\""),
+                       .failure(.changedAtOrigin(expected: "\"a\"", received: "\"b\"")))
+        XCTAssertTrue(life.isFinished)
+        // A resume without an ETag after a first answer that had one cannot be proved the same version.
+        var untagged = interrupted(catalogETag: nil, firstETag: "\"a\"")
+        XCTAssertEqual(untagged.responseBegan(status: 206, contentType: "image/jpeg", contentLength: 6,
+                                              contentRange: "bytes 4-9/10", etag: nil),
+                       .failure(.changedAtOrigin(expected: "\"a\"", received: "none")))
+    }
+
+    func testAResumeOfTheFirstAnswersVersionContinues() {
+        var life = interrupted(catalogETag: nil, firstETag: "\"a\"")
+        XCTAssertEqual(life.responseBegan(status: 206, contentType: "image/jpeg", contentLength: 6,
+                                          contentRange: "bytes 4-9/10", etag: "W/\"a\""), .success(4))
+        _ = life.stored(6)
+        XCTAssertEqual(life.transferEnded(), .complete)
+        // Neither answer tagged: nothing to compare, the exact Content-Range is what is checked.
+        var untagged = interrupted(catalogETag: nil, firstETag: nil)
+        XCTAssertEqual(untagged.responseBegan(status: 206, contentType: "image/jpeg", contentLength: 6,
+                                              contentRange: "bytes 4-9/10", etag: nil), .success(4))
+    }
+
+    func testAWholeAnswerOverServedBytesMustBeTheFirstAnswersVersion() {
+        // If-Range did not match: the origin sends the new version whole. Readers hold 4 old bytes: refuse.
+        var changed = interrupted(catalogETag: nil, firstETag: "\"a\"")
+        XCTAssertEqual(changed.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: "\"b\""),
+                       .failure(.changedAtOrigin(expected: "\"a\"", received: "\"b\"")))
+        // No ETag on either side: the bytes cannot be proved the same, so the download fails.
+        var unprovable = interrupted(catalogETag: nil, firstETag: nil)
+        XCTAssertEqual(unprovable.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: nil),
+                       .failure(.changedAtOrigin(expected: "none", received: "none")))
+        var untaggedRestart = interrupted(catalogETag: nil, firstETag: "\"a\"")
+        XCTAssertEqual(untaggedRestart.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: nil),
+                       .failure(.changedAtOrigin(expected: "\"a\"", received: "none")))
+        // Nothing stored yet (the first answer broke before its first byte): any whole answer may start over
+        // when neither is tagged.
+        var empty = interrupted(catalogETag: nil, firstETag: nil, received: 0)
+        XCTAssertEqual(empty.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: nil),
+                       .success(0))
+        var emptyTagged = interrupted(catalogETag: nil, firstETag: "\"a\"", received: 0)
+        XCTAssertEqual(emptyTagged.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: nil),
+                       .success(0))
+        // ...but never a known other version, even with nothing stored.
+        var emptyChanged = interrupted(catalogETag: nil, firstETag: "\"a\"", received: 0)
+        XCTAssertEqual(emptyChanged.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: "\"b\""),
+                       .failure(.changedAtOrigin(expected: "\"a\"", received: "\"b\"")))
+        // A 200 carrying a tag after an untagged first answer over stored bytes: still unprovable.
+        var tagLater = interrupted(catalogETag: nil, firstETag: nil)
+        XCTAssertEqual(tagLater.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 10, contentRange: nil, etag: "\"a\""),
+                       .failure(.changedAtOrigin(expected: "none", received: "\"a\"")))
+    }
+
+    func testIfRangeCarriesTheCatalogsETagElseTheFirstAnswersStrongOne() {
+        XCTAssertNil(interrupted(catalogETag: nil, firstETag: "\"a\"", received: 0).ifRangeHeader, "no Range, no If-Range")
+        XCTAssertEqual(interrupted(catalogETag: "\"c\"", firstETag: "\"c\"").ifRangeHeader, "If-Range: \"c\"")
+        XCTAssertEqual(interrupted(catalogETag: nil, firstETag: "\"a\"").ifRangeHeader, "If-Range: \"a\"")
+        XCTAssertEqual(interrupted(catalogETag: "W/\"a\"", firstETag: "\"a\"").ifRangeHeader, "If-Range: \"a\"")
+        // RFC 9110 forbids a weak tag in If-Range; the 206's ETag is checked instead.
+        XCTAssertNil(interrupted(catalogETag: nil, firstETag: "W/\"a\"").ifRangeHeader)
+        XCTAssertNil(interrupted(catalogETag: nil, firstETag: nil).ifRangeHeader)
+    }
+
+    func testHostileETagsAreCutOrIgnored() {
+        // A line break would forge a header when the tag goes back out in If-Range: treated as no tag.
+        var forged = interrupted(catalogETag: "\"a\"\r\nX-Evil: 1", firstETag: "\"a\"")
+        XCTAssertEqual(forged.ifRangeHeader, "If-Range: \"a\"")
+        XCTAssertEqual(forged.responseBegan(status: 206, contentType: "image/jpeg", contentLength: 6,
+                                            contentRange: "bytes 4-9/10", etag: "\"a\""), .success(4))
+        let long = "\"" + String(repeating: "x", count: 100_000) + "\""
+        let cut = interrupted(catalogETag: nil, firstETag: long)
+        XCTAssertEqual(cut.firstAnswerETag?.utf8.count, 256)
     }
 
     func testWrongTypeWrongLengthAndExtraBytesAreRefused() {
