@@ -29,6 +29,12 @@ public struct ContentError: Error, CustomStringConvertible, Sendable {
         case changedAtOrigin(expected: String, received: String)
         case noSpace
         case localIO(String)
+
+        /// The cache could not keep the bytes (as opposed to the origin not delivering them).
+        public var isLocalIO: Bool {
+            if case .localIO = self { return true }
+            return false
+        }
     }
     public var kind: Kind
     public var photoID: String
@@ -48,7 +54,8 @@ public struct ContentError: Error, CustomStringConvertible, Sendable {
             what = "origin sent \(received) bytes, the catalog says \(expected)"
         case .wrongContentType(let type): what = "origin sent content type \"\(type)\", not the photo's image type"
         case .changedAtOrigin(let expected, let received):
-            what = "the photo changed at the origin during the download (ETag \(received), expected \(expected)); import again"
+            what = "the origin now has another version of the photo (ETag \(received), expected \(expected)); "
+                + "it is not served, so no reader gets a mix of versions, until the library records the new one"
         case .noSpace: what = "no space left in the cache directory"
         case .localIO(let message): what = "cache I/O failed: \(message)"
         }

@@ -229,7 +229,7 @@ public final class VariantProducer: @unchecked Sendable {
             let source = ContentSource(photoID: photo.id, url: url, expectedSize: size, contentType: type, etag: photo.etag)
             do {
                 return FetchedSource(original: source, path: try cache.fetch(source), data: nil, type: type)
-            } catch let error as ContentError where cache.degradation != nil {
+            } catch let error as ContentError where error.kind == .noSpace || error.kind.isLocalIO {
                 // The cache cannot keep it: read into memory once a render slot is free (`readCached`).
                 logger.debug("original not cached; rendered from memory", metadata: ["photo": "\(photo.id)", "error": "\(error)"])
                 return FetchedSource(original: source, path: nil, data: nil, type: type)

@@ -66,7 +66,7 @@ final class DownloadLifecycleTests: XCTestCase {
                        .failure(.changedAtOrigin(expected: "\"v1\"", received: "\"v2\"")))
         XCTAssertEqual(life.phase, .failed(.changedAtOrigin(expected: "\"v1\"", received: "\"v2\"")))
         let description = "\(ContentError(kind: .changedAtOrigin(expected: "\"v1\"", received: "\"v2\""), photoID: "7", url: "http://h/p.jpg"))"
-        XCTAssertTrue(description.contains("changed at the origin"), description)
+        XCTAssertTrue(description.contains("another version of the photo"), description)
     }
 
     func testTheCatalogsETagMatchesWeaklyAndAnAnswerWithoutOneIsAccepted() {
