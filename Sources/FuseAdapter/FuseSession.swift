@@ -152,7 +152,7 @@ public final class FuseSession: @unchecked Sendable {
     /// The process behind a request (for /recent: backups and file managers do not count).
     func opener(_ req: fuse_req_t?) -> OpenerIdentity? {
         guard let context = fuse_req_ctx(req) else { return nil }
-        return OpenerIdentity(thread: context.pointee.pid)
+        return filesystem.opener(thread: context.pointee.pid)
     }
 
     static func install(_ ops: inout fuse_lowlevel_ops) {

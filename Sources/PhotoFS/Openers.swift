@@ -10,16 +10,21 @@ public struct OpenerIdentity: Equatable, Sendable {
     public init(names: [String]) { self.names = names.filter { !$0.isEmpty } }
 
     /// Reads /proc for the thread `tid`; nil when the process is gone (it may exit right after its open).
+    /// Plain POSIX reads into a stack buffer: Foundation's file reading stats and decodes, and the three
+    /// reads cost 25 µs per open that way (of a cached photo's whole open+close, ~100 µs), 8 µs this way.
     public init?(thread tid: Int32) {
         guard tid > 0 else { return nil }
         let processID = OpenerIdentity.threadGroup(of: tid) ?? tid
         var names: [String] = []
-        if let comm = try? String(contentsOfFile: "/proc/\(processID)/comm", encoding: .utf8) {
+        if let comm = OpenerIdentity.readSmallFile("/proc/\(processID)/comm") {
             names.append(comm.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(processID)/exe") {
+        var target = [CChar](repeating: 0, count: 4097)
+        let length = readlink("/proc/\(processID)/exe", &target, 4096)
+        if length > 0 {
             // A replaced binary reads "/usr/bin/thunar (deleted)".
-            let base = (exe as NSString).lastPathComponent
+            let path = String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let base = path.split(separator: "/").last.map(String.init) ?? path
             names.append(base.hasSuffix(" (deleted)") ? String(base.dropLast(10)) : base)
         }
         guard !names.isEmpty else { return nil }
@@ -27,11 +32,43 @@ public struct OpenerIdentity: Equatable, Sendable {
     }
 
     private static func threadGroup(of tid: Int32) -> Int32? {
-        guard let status = try? String(contentsOfFile: "/proc/\(tid)/status", encoding: .utf8) else { return nil }
+        guard let status = readSmallFile("/proc/\(tid)/status") else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix("Tgid:") {
             return Int32(line.dropFirst(5).trimmingCharacters(in: .whitespaces))
         }
         return nil
+    }
+
+    /// The first 4 KiB of a /proc file (status is ~1.4 KB, comm 16 bytes).
+    private static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 4096) { buffer in
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
+        }
+    }
+}
+
+/// Who opened recently, by thread id, for a short while: a viewer, a file manager or rsync opens many photos
+/// from the same threads, and each lookup is three reads of /proc. Two seconds is far shorter than it takes
+/// Linux to hand a thread id out again (ids count up to pid_max, 4,194,304 on 64-bit, before wrapping).
+struct RecentOpeners {
+    static let lifetime: TimeInterval = 2
+    static let capacity = 256
+    private var entries: [Int32: (identity: OpenerIdentity?, at: TimeInterval)] = [:]
+
+    /// The identity of `tid`, from memory when looked up less than `lifetime` ago (`now`: monotonic seconds).
+    mutating func identity(of tid: Int32, now: TimeInterval, lookUp: (Int32) -> OpenerIdentity?) -> OpenerIdentity? {
+        if let entry = entries[tid], now - entry.at < RecentOpeners.lifetime { return entry.identity }
+        if entries.count >= RecentOpeners.capacity {
+            entries = entries.filter { now - $0.value.at < RecentOpeners.lifetime }
+            if entries.count >= RecentOpeners.capacity { entries.removeAll(keepingCapacity: true) }
+        }
+        let identity = lookUp(tid)
+        entries[tid] = (identity, now)
+        return identity
     }
 }
 

@@ -83,6 +83,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// (as an unlinked file on a disk does) until its last descriptor closes.
     private var openPhotos: [UInt64: (attributes: NodeAttributes, count: Int)] = [:]
     private var pageCache = PageCachePolicy()
+    private var openers = RecentOpeners()
     /// Directories listed most recently (newest last): where prefetch looks for "the next photos".
     private var recentlyListed: [DirectoryListing] = []
     private let prefetcher = DispatchQueue(label: "photofs.prefetch")
@@ -574,6 +575,15 @@ public final class PhotoFilesystem: @unchecked Sendable {
         let handle = OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes,
                                identity: identity, pageCache: mode)
         return OpenReply(handle: handle, pageCache: mode)
+    }
+
+    /// Who is behind an open (the kernel names the thread): remembered for a couple of seconds, so a program
+    /// opening many photos is looked up in /proc once.
+    public func opener(thread tid: Int32) -> OpenerIdentity? {
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        lock.lock()
+        defer { lock.unlock() }
+        return openers.identity(of: tid, now: now) { OpenerIdentity(thread: $0) }
     }
 
     private func openOriginal(_ source: ContentSource, photo: PhotoRecord, inode: UInt64) throws -> ContentHandle {

@@ -1,6 +1,6 @@
 // Which openers count for /recent: names from /proc of real processes, file managers and thumbnailers left out.
 import Foundation
-import PhotoFS
+@testable import PhotoFS
 import XCTest
 
 final class OpenersTests: XCTestCase {
@@ -62,5 +62,32 @@ final class OpenersTests: XCTestCase {
         XCTAssertEqual(identity.names.first, processName)
         XCTAssertFalse(identity.names.contains("pool-worker"))
         XCTAssertNil(OpenerIdentity(thread: 0))
+    }
+}
+
+/// The short memory of openers: one /proc lookup per thread per two seconds.
+final class RecentOpenersTests: XCTestCase {
+    func testAThreadIsLookedUpOnceWithinItsLifetimeAndAgainAfter() {
+        var openers = RecentOpeners()
+        var lookups = 0
+        let lookUp: (Int32) -> OpenerIdentity? = { _ in lookups += 1; return OpenerIdentity(names: ["eog"]) }
+        XCTAssertEqual(openers.identity(of: 42, now: 100, lookUp: lookUp)?.names, ["eog"])
+        XCTAssertEqual(openers.identity(of: 42, now: 101.9, lookUp: lookUp)?.names, ["eog"])
+        XCTAssertEqual(lookups, 1)
+        _ = openers.identity(of: 42, now: 102.1, lookUp: lookUp)
+        XCTAssertEqual(lookups, 2, "a thread id may be another process's after a while")
+        _ = openers.identity(of: 43, now: 102.2, lookUp: lookUp)
+        XCTAssertEqual(lookups, 3)
+    }
+
+    func testItStaysBoundedWhenManyThreadsOpen() {
+        var openers = RecentOpeners()
+        var lookups = 0
+        for tid in 1...Int32(RecentOpeners.capacity * 3) {
+            _ = openers.identity(of: tid, now: 5, lookUp: { _ in lookups += 1; return nil })
+        }
+        XCTAssertEqual(lookups, RecentOpeners.capacity * 3)
+        _ = openers.identity(of: 1, now: 5.5, lookUp: { _ in lookups += 1; return nil })
+        XCTAssertEqual(lookups, RecentOpeners.capacity * 3 + 1, "the oldest were forgotten to stay bounded")
     }
 }
