@@ -16,8 +16,9 @@ final class MemorySource: PhotoSource, @unchecked Sendable {
     var pages: [SourcePage] = []
     var failOnPage: Int?
     var places: [String: String] = [:]
-    private let lock = NSLock()
+    private let lock = NSCondition()
     private var inFlight = 0
+    private var waitedAlone = false
     private(set) var maxInFlight = 0
     private(set) var measured: [String] = []
     private(set) var placesAsked: [String] = []
@@ -40,10 +41,15 @@ final class MemorySource: PhotoSource, @unchecked Sendable {
         inFlight += 1
         maxInFlight = max(maxInFlight, inFlight)
         measured.append(url)
+        lock.broadcast()
+        // Measurements are held until a second one has begun (at most 10 s): an importer that measures in
+        // parallel then certainly overlaps them, whatever the machine's speed; a serial one never does.
+        let deadline = Date().addingTimeInterval(10)
+        while maxInFlight < 2 && !waitedAlone {
+            if !lock.wait(until: deadline) { waitedAlone = true } // serial: the test fails, once, not per photo
+        }
+        inFlight -= 1
         lock.unlock()
-        // Long enough that several measurements overlap if the importer lets them.
-        usleep(2000)
-        lock.lock(); inFlight -= 1; lock.unlock()
         if url.hasSuffix("broken.jpg") { return .failure(MeasureFailure("no such file")) }
         return .success(MeasuredContent(size: Int64(url.utf8.count), contentType: "image/jpeg", etag: nil, lastModified: nil))
     }
