@@ -42,7 +42,7 @@ let package = Package(
         ]),
 
         .testTarget(name: "PhotoCatalogTests", dependencies: ["PhotoCatalog"]),
-        .testTarget(name: "PhotoTreeTests", dependencies: ["PhotoTree", "PhotoCatalog"]),
+        .testTarget(name: "PhotoTreeTests", dependencies: ["PhotoTree", "PhotoCatalog", "FlickrOrigin"]),
         .testTarget(name: "PhotoContentTests", dependencies: ["PhotoContent", "FlickrOrigin"]),
         .testTarget(name: "FlickrImportTests", dependencies: ["FlickrImport", "FlickrOrigin", "PhotoCatalog", "PhotoSources", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "PhotoFSTests", dependencies: ["PhotoFS", "PhotoCatalog", "PhotoTree", "PhotoContent", "FlickrOrigin",

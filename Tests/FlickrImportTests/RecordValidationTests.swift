@@ -1,6 +1,7 @@
 // Each record validated on its own: wrong types read as JSON allows, absurd numbers and dates made unknown,
 // ids and owners that could break a name rejected or encoded, unusable records skipped with their field.
 @testable import FlickrImport
+import FlickrOrigin
 import PhotoCatalog
 import PhotoSources
 import XCTest
@@ -158,18 +159,5 @@ final class RecordValidationTests: XCTestCase {
     func testPlaceIDsThatAreNotIdentifiersAreNoPlace() throws {
         XCTAssertEqual(try photo(#""place_id": "7.MJR8tTVrIO1EgB""#).placeID, "7.MJR8tTVrIO1EgB")
         XCTAssertNil(try photo(#""place_id": "../etc""#).placeID)
-    }
-}
-
-/// SplitMix64: a tiny deterministic generator, so every run tests the same values.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,24 +1,13 @@
 // Property-style: thousands of random catalog rows built from extreme numbers and hostile strings (fixed seed,
 // so a failure reproduces) go through every TreeBuilder function: nothing traps, every name is valid and
 // unique in its directory, and every entry is found again by its name.
+import FlickrOrigin
 import PhotoCatalog
 import PhotoTree
 import XCTest
 
-/// SplitMix64: a small deterministic generator, so the same seed gives the same values on every machine.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 final class TreePropertyTests: XCTestCase {
-    var random = SeededGenerator(state: 20_261_122)
+    var random = SeededGenerator(seed: 20_261_122)
 
     /// Pieces hostile text is made of: separators, dots, controls, bidi overrides, combining marks, emoji,
     /// full-width look-alikes, long runs.
