@@ -547,16 +547,18 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
         var attributes = TreeBuilder.photoAttributes(photo, linkCount: (try? linkCount(of: seq)) ?? 2)
         var variantBytes: Data?
-        var identity = OriginalCache.key(for: source)
+        var variantIdentity = ""
         if let variants {
             let produced = try variants.produce(photo, priority: .user)
             attributes.size = produced.record.byteSize
             variantBytes = produced.data
-            if variantBytes != nil { identity += "|\(produced.record.spec)|\(produced.record.byteSize)" }
+            if variantBytes != nil { variantIdentity = "|\(produced.record.spec)|\(produced.record.byteSize)" }
         }
         // A variant held in memory needs no cache file; an original (or a variant that is the original
         // unchanged) streams from the cache.
         let content = variantBytes == nil ? try openOriginal(source, photo: photo, inode: inode) : nil
+        // Which bytes this handle reads: the original's cache key (the handle has it), plus the variant's.
+        let identity = (content?.key ?? OriginalCache.key(for: source)) + variantIdentity
         if let opener, options.uncountedOpeners.contains(opener) {
             logger.trace("open not counted as recent", metadata: ["photo": "\(photo.id)", "opener": "\(opener.names)"])
         } else {
