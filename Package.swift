@@ -12,6 +12,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // HMAC-SHA1 for OAuth 1.0a signatures (no hand-written crypto).
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C libraries. Each is a pkg-config system library with a small shim.h for what Swift cannot call
@@ -27,20 +29,23 @@ let package = Package(
         .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", .product(name: "Logging", package: "swift-log")]),
         // What a photo source is (listing, changes, places, measuring, credentials) and the importer that
         // drives any source into the catalog; Flickr is its first implementation.
+        // OAuth 1.0a signing (RFC 5849): the Flickr client signs with it, the loopback origin checks with it.
+        .target(name: "OAuth1", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "PhotoSources", dependencies: ["PhotoCatalog", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "FlickrImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "FlickrOrigin", dependencies: ["PhotoContent", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "FlickrImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", "OAuth1", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "FlickrOrigin", dependencies: ["PhotoContent", "OAuth1", .product(name: "Logging", package: "swift-log")]),
         .target(name: "PhotoFS", dependencies: ["PhotoCatalog", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FuseAdapter", dependencies: ["CFuse", "PhotoFS", .product(name: "Logging", package: "swift-log")]),
         // The CLI's pure parsing: `-o` mount option lists, secret arguments (unit-tested without a process).
         .target(name: "CommandLineOptions", dependencies: ["PhotoContent"]),
         .executableTarget(name: "photofs", dependencies: [
             "PhotoCatalog", "PhotoFS", "FuseAdapter", "FlickrImport", "FlickrOrigin", "PhotoContent", "PhotoSources",
-            "CommandLineOptions",
+            "CommandLineOptions", "OAuth1",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        .testTarget(name: "OAuth1Tests", dependencies: ["OAuth1"]),
         .testTarget(name: "PhotoCatalogTests", dependencies: ["PhotoCatalog"]),
         .testTarget(name: "PhotoTreeTests", dependencies: ["PhotoTree", "PhotoCatalog", "FlickrOrigin"]),
         .testTarget(name: "PhotoContentTests", dependencies: ["PhotoContent", "FlickrOrigin"]),

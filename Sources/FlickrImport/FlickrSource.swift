@@ -25,12 +25,13 @@ public struct FlickrSourceOptions: Sendable {
 public final class FlickrSource: PhotoSource {
     public let kind = "flickr"
     public let contentAccess = ContentAccess.http
-    private let options: FlickrSourceOptions
+    let options: FlickrSourceOptions
     private let credentials: SourceCredentials
     private let redactor: SecretRedactor
     private let http: HTTPClient
     private let measurer: HTTPContentMeasurer
-    private let logger: Logger
+    let rest: FlickrREST
+    let logger: Logger
 
     /// The source owns its HTTP client, so it can give it a logger that redacts this source's secrets
     /// from every line (the client logs request URLs when it retries).
@@ -42,6 +43,12 @@ public final class FlickrSource: PhotoSource {
         self.logger = RedactingLogHandler.logger(logger, redactor: redactor)
         http = HTTPClient(configuration: configuration, logger: self.logger)
         measurer = HTTPContentMeasurer(http: http, redactor: redactor)
+        rest = FlickrREST(endpoint: options.endpoint, credentials: credentials, http: http, redactor: redactor)
+    }
+
+    /// One REST call (see `FlickrREST.call`).
+    func call(_ method: String, _ parameters: [String: String]) throws -> JSONValue {
+        try rest.call(method, parameters)
     }
 
     /// Flickr's `sq` (75 px) and `q` (150 px) are centre crops, fit only for square variants.
@@ -51,8 +58,22 @@ public final class FlickrSource: PhotoSource {
 
     public func measure(_ url: String) -> Result<MeasuredContent, MeasureFailure> { measurer.measure(url) }
 
-    /// `flickr.photos.recentlyUpdated` comes with issue 9; until then every import lists everything.
-    public func changes(since point: SyncPoint) throws -> SourceChanges { .fullListingRequired }
+    // MARK: Account sync (filled in by the account listing; a query source has none of it)
+
+    public var listingKey: String {
+        let parameters = options.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        return (["flickr", options.method] + parameters).joined(separator: " ")
+    }
+    public var account: SourceAccount? { nil }
+    public func syncPoint() throws -> SyncPoint? { nil }
+    public func changesPage(since point: SyncPoint, cursor: PageCursor?) throws -> SourcePage {
+        try listPage(cursor)
+    }
+    public func idPage(_ cursor: PageCursor?) throws -> SourceIDPage? { nil }
+    public func albums() throws -> [SourceAlbum] { [] }
+    public func albumMembersPage(_ albumID: String, cursor: PageCursor?) throws -> SourceIDPage {
+        SourceIDPage(ids: [], next: nil, pageCount: 0)
+    }
 
     // MARK: Listing
 
@@ -89,7 +110,7 @@ public final class FlickrSource: PhotoSource {
         let answer: JSONValue
         do {
             answer = try call("flickr.places.getInfo", ["place_id": placeID])
-        } catch let failure as FlickrFailure {
+        } catch let failure as FlickrREST.Failure {
             // Code 1 is "place not found": a photo's place can vanish; the photo still belongs somewhere.
             guard failure.code == 1 else { throw ImportError(message: failure.message) }
             logger.warning("place not found; its photos go to the fallback region", metadata: ["place": "\(placeID)"])
@@ -110,62 +131,5 @@ public final class FlickrSource: PhotoSource {
             }
         }
         return PlaceResolution(placeID: placeID, placeName: name, regionName: "Unknown Region")
-    }
-
-    // MARK: REST
-
-    struct FlickrFailure: Error, CustomStringConvertible {
-        var code: Int
-        var message: String
-        var description: String { message }
-    }
-
-    /// Calls one REST method and returns the answer, a JSON object; any failure is an ImportError (or a
-    /// FlickrFailure for Flickr's own "stat": "fail") naming the cause. No message is built from the request
-    /// URL, which carries the key; every message still passes through the redactor.
-    private func call(_ method: String, _ parameters: [String: String]) throws -> JSONValue {
-        guard var components = URLComponents(string: options.endpoint),
-              options.endpoint.lowercased().hasPrefix("http://") || options.endpoint.lowercased().hasPrefix("https://") else {
-            throw ImportError(message: redactor.redact("not an http(s) endpoint: \(URLRedaction.redacted(options.endpoint))"))
-        }
-        var items = [URLQueryItem(name: "method", value: method), URLQueryItem(name: "format", value: "json"),
-                     URLQueryItem(name: "nojsoncallback", value: "1")]
-        if let key = credentials.apiKey { items.insert(URLQueryItem(name: "api_key", value: key), at: 1) }
-        items += parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
-        components.queryItems = items
-        // "+" is a space in a query string; URLComponents leaves it alone, Flickr would read a space.
-        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
-        guard let url = components.url?.absoluteString else {
-            throw ImportError(message: redactor.redact("cannot make a request URL from the endpoint \(URLRedaction.redacted(options.endpoint))"))
-        }
-        let response: HTTPResponse
-        do {
-            response = try http.get(url, limit: 32 << 20)
-        } catch let error as HTTPError {
-            throw ImportError(message: redactor.redact("\(method) failed: \(FlickrSource.cause(of: error))"))
-        }
-        let answer: JSONValue
-        do { answer = try JSONValue.parse(response.body) } catch {
-            let start = String(decoding: response.body.prefix(120), as: UTF8.self)
-            throw ImportError(message: redactor.redact(
-                "\(method) answered malformed JSON (\(response.body.count) bytes, \(error), starting \"\(start)\")"))
-        }
-        guard case .object = answer else {
-            throw ImportError(message: "\(method) answered JSON that is not an object")
-        }
-        if FlickrJSON.text(answer["stat"]) != "ok" {
-            let message = FlickrJSON.text(answer["message"]).map { SourceText.clean($0, limit: 500) } ?? "no message"
-            let code = FlickrJSON.int64(answer["code"]).flatMap { Int(exactly: $0) } ?? -1
-            throw FlickrFailure(code: code, message: redactor.redact("Flickr refused \(method): \(message) (code \(code))"))
-        }
-        return answer
-    }
-
-    /// What went wrong, without the URL `HTTPError.description` appends.
-    static func cause(of error: HTTPError) -> String {
-        if case .status(let status) = error.kind { return "HTTP \(status)" }
-        if case .transport(_, let message) = error.kind { return message }
-        if case .sink(let message) = error.kind { return message }
-        return "not an http(s) URL"
     }
 }

@@ -27,18 +27,29 @@ public struct PhotoRecord: Equatable, Sendable {
     public var lastModified: String?
     public var latitude: Double?
     public var longitude: Double?
+    /// Who may see the photo at the origin: a photo that is not public is shown 0400.
+    public var visibility: PhotoVisibility
+    public var tags: [String]
+    public var views: Int64?
+    /// When the origin last changed the photo (Flickr's `lastupdate`).
+    public var lastUpdate: Int64?
+    /// How many albums hold the photo (each is one more name, so one more link).
+    public var albumCount: Int
 
     public init(seq: Int64 = 0, id: String, title: String, description: String = "", photographerID: Int64 = 0,
                 regionID: Int64 = 0, placeID: String? = nil, dateTaken: String? = nil, momentAt: Int64 = 0,
                 momentYear: Int = 1970, uploadedAt: Int64? = nil, originalURL: String, thumbnailURL: String? = nil,
                 byteSize: Int64? = nil, contentType: String? = nil, etag: String? = nil, lastModified: String? = nil,
-                latitude: Double? = nil, longitude: Double? = nil) {
+                latitude: Double? = nil, longitude: Double? = nil, visibility: PhotoVisibility = .everyone,
+                tags: [String] = [], views: Int64? = nil, lastUpdate: Int64? = nil, albumCount: Int = 0) {
         self.seq = seq; self.id = id; self.title = title; self.description = description
         self.photographerID = photographerID; self.regionID = regionID; self.placeID = placeID
         self.dateTaken = dateTaken; self.momentAt = momentAt; self.momentYear = momentYear
         self.uploadedAt = uploadedAt; self.originalURL = originalURL; self.thumbnailURL = thumbnailURL
         self.byteSize = byteSize; self.contentType = contentType; self.etag = etag
         self.lastModified = lastModified; self.latitude = latitude; self.longitude = longitude
+        self.visibility = visibility; self.tags = tags; self.views = views; self.lastUpdate = lastUpdate
+        self.albumCount = albumCount
     }
 
     /// The calendar year (UTC, like the stored moment) a moment falls in: the photo's /moments directory.
@@ -124,6 +135,18 @@ public struct PhotoRecord: Equatable, Sendable {
         guard year == Int64(expected) else { throw reader.bad("moment_year is \(year), but moment_at \(momentAt) falls in \(expected)") }
         return (momentAt, expected)
     }
+}
+
+/// Who may see a photo at its origin (Flickr's ispublic, isfriend, isfamily). Stored as these bits; no bit
+/// set is private. Only "public or not" decides the mode today; the rest is kept for what it means.
+public struct PhotoVisibility: OptionSet, Hashable, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue & 7 }
+    public static let everyone = PhotoVisibility(rawValue: 1)
+    public static let friends = PhotoVisibility(rawValue: 2)
+    public static let family = PhotoVisibility(rawValue: 4)
+    public static let privateOnly: PhotoVisibility = []
+    public var isPublic: Bool { contains(.everyone) }
 }
 
 public struct PhotographerRecord: Equatable, Sendable {

@@ -16,9 +16,31 @@ public protocol PhotoSource: AnyObject, Sendable {
     /// refused, not JSON), and ends the import with the library unchanged.
     func listPage(_ cursor: PageCursor?) throws -> SourcePage
 
-    /// What changed since a sync point. Sources that cannot tell answer `.fullListingRequired` and the
-    /// importer lists everything (the catalog's upsert makes that idempotent).
-    func changes(since point: SyncPoint) throws -> SourceChanges
+    /// What this source follows, as a stable text ("flickr user 12345678@N01", "flickr flickr.photos.search
+    /// tags=harbour"): an interrupted import resumes, and an incremental one starts, only from state kept
+    /// under the same key.
+    var listingKey: String { get }
+
+    /// The account whose library this is (Flickr `--user`), nil for a query (getRecent, search). Photos of
+    /// this account that a complete id listing no longer has are deleted from the catalog.
+    var account: SourceAccount? { get }
+
+    /// A point to ask `changesPage` from at the next import, taken before this import lists anything; nil
+    /// when the source cannot list changes (every import is then a full listing).
+    func syncPoint() throws -> SyncPoint?
+
+    /// One page of what was added or changed since `point` (same rules as `listPage`).
+    func changesPage(since point: SyncPoint, cursor: PageCursor?) throws -> SourcePage
+
+    /// One page of the ids of every photo in the listing, for finding deletions; nil when the source cannot
+    /// list ids (deletions are then never detected).
+    func idPage(_ cursor: PageCursor?) throws -> SourceIDPage?
+
+    /// The account's albums (empty for a source without albums).
+    func albums() throws -> [SourceAlbum]
+
+    /// One page of an album's photo ids, in the album's order.
+    func albumMembersPage(_ albumID: String, cursor: PageCursor?) throws -> SourceIDPage
 
     /// The region a place id belongs to (cs193p TopRegions), asked once per place the catalog does not know.
     func resolvePlace(_ placeID: String) throws -> PlaceResolution
@@ -53,16 +75,46 @@ public struct SourcePage: Sendable {
     }
 }
 
-/// A moment a source can resume from (Flickr: `min_date` of `flickr.photos.recentlyUpdated`).
+/// A moment a source can list changes from (Flickr: `min_date` of `flickr.photos.recentlyUpdated`).
 public struct SyncPoint: Hashable, Sendable {
     public var token: String
     public init(token: String) { self.token = token }
 }
 
-public enum SourceChanges: Sendable {
-    /// The source cannot list changes (or not from this point): list everything.
-    case fullListingRequired
-    case changed(photos: [SourcePhoto], deletedIDs: [String], skipped: [SkippedRecord], next: SyncPoint)
+/// Who a library follows: Flickr's NSID and user name.
+public struct SourceAccount: Hashable, Sendable {
+    public var id: String
+    public var name: String
+    public init(id: String, name: String) { self.id = id; self.name = name }
+}
+
+/// One page of photo ids (deletion check, album members). Ids that are not identifiers are left out.
+public struct SourceIDPage: Sendable {
+    public var ids: [String]
+    public var next: PageCursor?
+    public var pageCount: Int?
+    public init(ids: [String], next: PageCursor?, pageCount: Int?) {
+        self.ids = ids.filter(SourceIdentifier.isValid); self.next = next; self.pageCount = pageCount
+    }
+}
+
+/// An album (Flickr photoset) as its source lists it; `updatedAt` tells an import whether its members must
+/// be listed again.
+public struct SourceAlbum: Equatable, Sendable {
+    public var id: String
+    public var title: String
+    public var description: String
+    public var updatedAt: Int64?
+    public var photoCount: Int?
+    /// nil when the album's id is not an identifier (the album is then skipped with a warning).
+    public init?(id: String, title: String, description: String, updatedAt: Int64?, photoCount: Int?) {
+        guard SourceIdentifier.isValid(id) else { return nil }
+        self.id = id
+        self.title = SourceText.clean(title, limit: SourceText.nameLimit)
+        self.description = SourceText.clean(description, limit: SourceText.descriptionLimit)
+        self.updatedAt = updatedAt.flatMap(MomentRange.valid)
+        self.photoCount = photoCount.map { max(0, $0) }
+    }
 }
 
 /// How a mount fetches a source's bytes. Only HTTP exists today (the download engine speaks HTTP with
@@ -135,6 +187,13 @@ public struct SourcePhoto: Equatable, Sendable {
     public let originalURL: String
     public let thumbnailURL: String?
     public let renditions: [Rendition]
+    /// Who may see the photo at the origin; anything but public is shown 0400.
+    public let visibility: PhotoVisibility
+    /// Tags as the source normalises them (Flickr: lower case, no spaces), at most `SourceText.tagLimit`.
+    public let tags: [String]
+    public let views: Int64?
+    /// When the source last changed the photo (metadata or bytes), seconds since 1970.
+    public let lastUpdate: Int64?
 
     /// Throws a `SkippedRecord` naming the field when the photo cannot be used (an id that is not an
     /// identifier, an owner id too long even encoded, an original URL that is not a usable http(s) URL);
@@ -143,7 +202,8 @@ public struct SourcePhoto: Equatable, Sendable {
     public init(id: String, owner: String, ownerName: String, title: String, description: String,
                 dateTaken: String?, takenAt: Int64?, uploadedAt: Int64?, placeID: String?,
                 latitude: Double?, longitude: Double?, originalURL: String, thumbnailURL: String?,
-                renditions: [Rendition]) throws {
+                renditions: [Rendition], visibility: PhotoVisibility = .everyone, tags: [String] = [],
+                views: Int64? = nil, lastUpdate: Int64? = nil) throws {
         guard SourceIdentifier.isValid(id) else {
             throw SkippedRecord(id: id, field: "id", reason: SourceIdentifier.rule)
         }
@@ -180,6 +240,11 @@ public struct SourcePhoto: Equatable, Sendable {
             SourceURL.isUsable($0.url) && (1...SourceURL.maxPixelEdge).contains($0.width)
                 && (1...SourceURL.maxPixelEdge).contains($0.height)
         }
+        self.visibility = visibility
+        self.tags = tags.map { SourceText.clean($0, limit: SourceText.tagLimit) }.filter { !$0.isEmpty }
+            .prefix(SourceText.maxTags).map { $0 }
+        self.views = views.map { max(0, $0) }
+        self.lastUpdate = lastUpdate.flatMap(MomentRange.valid)
     }
 }
 
@@ -191,7 +256,8 @@ extension SourcePhoto {
     public func catalogRecord() -> PhotoRecord {
         PhotoRecord(id: id, title: title, description: description, placeID: placeID, dateTaken: dateTaken,
                     momentAt: momentAt, momentYear: PhotoRecord.year(ofMoment: momentAt), uploadedAt: uploadedAt,
-                    originalURL: originalURL, thumbnailURL: thumbnailURL, latitude: latitude, longitude: longitude)
+                    originalURL: originalURL, thumbnailURL: thumbnailURL, latitude: latitude, longitude: longitude,
+                    visibility: visibility, tags: tags, views: views, lastUpdate: lastUpdate)
     }
 }
 
@@ -285,6 +351,9 @@ public enum SourceText {
     public static let nameLimit = 1000
     /// Flickr caps descriptions well below this; it keeps one hostile record from bloating the library.
     public static let descriptionLimit = 65_536
+    /// Flickr allows 75 tags a photo, each well under 100 characters.
+    public static let tagLimit = 200
+    public static let maxTags = 200
 
     public static func clean(_ text: String, limit: Int) -> String {
         var text = text

@@ -1,0 +1,72 @@
+// Flickr's REST transport: one method call in, its JSON answer (or Flickr's own failure) out.
+import Foundation
+import PhotoContent
+import PhotoSources
+
+/// Calls REST methods on one endpoint with one set of credentials. Every message it builds passes through
+/// the redactor, and none is built from a request URL (which carries the key).
+final class FlickrREST: @unchecked Sendable {
+    let endpoint: String
+    let credentials: SourceCredentials
+    let http: HTTPClient
+    let redactor: SecretRedactor
+
+    init(endpoint: String, credentials: SourceCredentials, http: HTTPClient, redactor: SecretRedactor) {
+        self.endpoint = endpoint; self.credentials = credentials; self.http = http; self.redactor = redactor
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var code: Int
+        var message: String
+        var description: String { message }
+    }
+
+    /// Calls one REST method and returns the answer, a JSON object; any failure is an ImportError (or a
+    /// FlickrREST.Failure for Flickr's own "stat": "fail") naming the cause. No message is built from the request
+    /// URL, which carries the key; every message still passes through the redactor.
+    func call(_ method: String, _ parameters: [String: String]) throws -> JSONValue {
+        guard var components = URLComponents(string: endpoint),
+              endpoint.lowercased().hasPrefix("http://") || endpoint.lowercased().hasPrefix("https://") else {
+            throw ImportError(message: redactor.redact("not an http(s) endpoint: \(URLRedaction.redacted(endpoint))"))
+        }
+        var items = [URLQueryItem(name: "method", value: method), URLQueryItem(name: "format", value: "json"),
+                     URLQueryItem(name: "nojsoncallback", value: "1")]
+        if let key = credentials.apiKey { items.insert(URLQueryItem(name: "api_key", value: key), at: 1) }
+        items += parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        components.queryItems = items
+        // "+" is a space in a query string; URLComponents leaves it alone, Flickr would read a space.
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        guard let url = components.url?.absoluteString else {
+            throw ImportError(message: redactor.redact("cannot make a request URL from the endpoint \(URLRedaction.redacted(endpoint))"))
+        }
+        let response: HTTPResponse
+        do {
+            response = try http.get(url, limit: 32 << 20)
+        } catch let error as HTTPError {
+            throw ImportError(message: redactor.redact("\(method) failed: \(FlickrREST.cause(of: error))"))
+        }
+        let answer: JSONValue
+        do { answer = try JSONValue.parse(response.body) } catch {
+            let start = String(decoding: response.body.prefix(120), as: UTF8.self)
+            throw ImportError(message: redactor.redact(
+                "\(method) answered malformed JSON (\(response.body.count) bytes, \(error), starting \"\(start)\")"))
+        }
+        guard case .object = answer else {
+            throw ImportError(message: "\(method) answered JSON that is not an object")
+        }
+        if FlickrJSON.text(answer["stat"]) != "ok" {
+            let message = FlickrJSON.text(answer["message"]).map { SourceText.clean($0, limit: 500) } ?? "no message"
+            let code = FlickrJSON.int64(answer["code"]).flatMap { Int(exactly: $0) } ?? -1
+            throw Failure(code: code, message: redactor.redact("Flickr refused \(method): \(message) (code \(code))"))
+        }
+        return answer
+    }
+
+    /// What went wrong, without the URL `HTTPError.description` appends.
+    static func cause(of error: HTTPError) -> String {
+        if case .status(let status) = error.kind { return "HTTP \(status)" }
+        if case .transport(_, let message) = error.kind { return message }
+        if case .sink(let message) = error.kind { return message }
+        return "not an http(s) URL"
+    }
+}
