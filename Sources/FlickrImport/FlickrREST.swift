@@ -1,5 +1,6 @@
 // Flickr's REST transport: one method call in, its JSON answer (or Flickr's own failure) out.
 import Foundation
+import OAuth1
 import PhotoContent
 import PhotoSources
 
@@ -29,13 +30,25 @@ final class FlickrREST: @unchecked Sendable {
               endpoint.lowercased().hasPrefix("http://") || endpoint.lowercased().hasPrefix("https://") else {
             throw ImportError(message: redactor.redact("not an http(s) endpoint: \(URLRedaction.redacted(endpoint))"))
         }
-        var items = [URLQueryItem(name: "method", value: method), URLQueryItem(name: "format", value: "json"),
-                     URLQueryItem(name: "nojsoncallback", value: "1")]
-        if let key = credentials.apiKey { items.insert(URLQueryItem(name: "api_key", value: key), at: 1) }
-        items += parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
-        components.queryItems = items
-        // "+" is a space in a query string; URLComponents leaves it alone, Flickr would read a space.
-        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        var pairs: [(name: String, value: String)] = [("method", method), ("format", "json"), ("nojsoncallback", "1")]
+        pairs += parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        if let oauth = credentials.oauth1 {
+            // Signed (OAuth 1.0a): the consumer key identifies the app, so no api_key; the signature covers
+            // every parameter of the query, including the endpoint's own.
+            let consumer = OAuthConsumer(key: oauth.consumerKey, secret: oauth.consumerSecret)
+            let token = OAuthToken(token: oauth.token, secret: oauth.tokenSecret)
+            guard let signed = OAuthSignature.sign(method: "GET", url: endpoint, parameters: pairs, consumer: consumer,
+                                                   token: token) else {
+                throw ImportError(message: redactor.redact("cannot sign a request to the endpoint \(URLRedaction.redacted(endpoint))"))
+            }
+            pairs += signed
+        } else if let key = credentials.apiKey {
+            pairs.insert(("api_key", key), at: 1)
+        }
+        // RFC 3986 encoding of every name and value ("+" and "/" included): what was signed is what is sent.
+        let query = pairs.map { OAuthPercent.encode($0.name) + "=" + OAuthPercent.encode($0.value) }.joined(separator: "&")
+        let existing = components.percentEncodedQuery.map { $0.isEmpty ? "" : $0 + "&" } ?? ""
+        components.percentEncodedQuery = existing + query
         guard let url = components.url?.absoluteString else {
             throw ImportError(message: redactor.redact("cannot make a request URL from the endpoint \(URLRedaction.redacted(endpoint))"))
         }

@@ -72,9 +72,12 @@ public struct OriginPlace: Sendable {
 public struct OriginLibrary: Sendable {
     public var photos: [OriginPhoto]
     public var places: [String: OriginPlace]
-    public init(photos: [OriginPhoto], places: [OriginPlace]) {
+    /// Members who can sign in (OAuth); the first is who the authorize page signs in by default.
+    public var accounts: [OriginAccount]
+    public init(photos: [OriginPhoto], places: [OriginPlace], accounts: [OriginAccount] = []) {
         self.photos = photos
         self.places = Dictionary(places.map { ($0.placeID, $0) }, uniquingKeysWith: { $1 })
+        self.accounts = accounts
     }
 }
 
@@ -83,8 +86,12 @@ public struct OriginLibrary: Sendable {
 /// fault hooks below and read its request counters.
 public final class FlickrOriginServer: @unchecked Sendable {
     public static let restPath = "/services/rest/"
+    /// The app's key (also its OAuth consumer key) and its secret (the consumer secret).
     public let apiKey: String
+    public let apiSecret: String
     private let lock = NSLock()
+    /// Issued access tokens and seen nonces (guarded by `lock`, through `withLock`).
+    var tokens = OriginTokens()
     private var library: OriginLibrary
     private var images: [String: OriginImage] = [:]
     private var server: LoopbackHTTPServer!
@@ -103,9 +110,11 @@ public final class FlickrOriginServer: @unchecked Sendable {
     private var restStatuses: [Int] = []
     public var malformedAnswers = false
 
-    public init(library: OriginLibrary, apiKey: String, logger: Logger = Logger(label: "photofs.origin")) {
+    public init(library: OriginLibrary, apiKey: String, apiSecret: String = "0r1g1n-s3cr3t",
+                logger: Logger = Logger(label: "photofs.origin")) {
         self.library = library
         self.apiKey = apiKey
+        self.apiSecret = apiSecret
         rebuildImages()
         server = LoopbackHTTPServer(handler: { [unowned self] in self.handle($0) }, logger: logger)
     }
@@ -175,6 +184,11 @@ public final class FlickrOriginServer: @unchecked Sendable {
 
     public func resetCounters() { lock.lock(); requestCounts = [:]; lock.unlock() }
 
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock(); defer { lock.unlock() }
+        return try body()
+    }
+
     private func mutate(_ photoID: String, _ body: (String) -> Void) {
         lock.lock(); defer { lock.unlock() }
         guard let path = library.photos.first(where: { $0.id == photoID })?.imagePath else { return }
@@ -212,10 +226,16 @@ public final class FlickrOriginServer: @unchecked Sendable {
             return ServerResponse(status: 200, headers: [("Content-Type", "application/json")],
                                   body: Data("{\"photos\":{\"page\":1,\"photo\":[{\"id\":".utf8))
         }
-        guard request.query["api_key"] == apiKey else {
-            return fail(100, "Invalid API Key (Key has invalid format)")
+        let caller: OriginCaller
+        switch self.caller(of: request) {
+        case .success(let who): caller = who
+        case .failure(let failure): return fail(failure)
         }
         switch request.query["method"] ?? "" {
+        case "flickr.test.login":
+            guard let nsid = caller.nsid else { return fail(.insufficientPermissions) }
+            let account = withLock { library.accounts.first { $0.nsid == nsid } }
+            return json(["user": ["id": nsid, "username": ["_content": account?.username ?? nsid]], "stat": "ok"])
         case "flickr.photos.getRecent", "flickr.photos.search": return photoPage(request)
         case "flickr.places.getInfo": return placeInfo(request)
         case let method: return fail(112, "Method \"\(method)\" not found")
@@ -369,11 +389,11 @@ public final class FlickrOriginServer: @unchecked Sendable {
         return start >= total ? (1, 0) : (start, end)
     }
 
-    private func fail(_ code: Int, _ message: String) -> ServerResponse {
+    func fail(_ code: Int, _ message: String) -> ServerResponse {
         json(["stat": "fail", "code": code, "message": message])
     }
 
-    private func json(_ object: [String: Any]) -> ServerResponse {
+    func json(_ object: [String: Any]) -> ServerResponse {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
         return ServerResponse(status: 200, headers: [("Content-Type", "application/json; charset=utf-8")], body: data)
     }

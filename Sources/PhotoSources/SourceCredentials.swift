@@ -30,6 +30,12 @@ public struct SourceCredentials: Sendable, CustomStringConvertible, CustomDebugS
         }
     }
 
+    /// The four OAuth 1.0a values, for the signer only; nil for other credentials.
+    public var oauth1: (consumerKey: String, consumerSecret: String, token: String, tokenSecret: String)? {
+        if case .oauth1(let key, let secret, let token, let tokenSecret) = storage { return (key, secret, token, tokenSecret) }
+        return nil
+    }
+
     /// Every secret value, for `SecretRedactor`.
     public var secrets: [String] {
         switch storage {
