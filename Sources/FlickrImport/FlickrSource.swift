@@ -11,27 +11,43 @@ public struct FlickrSourceOptions: Sendable {
     public static let extras = "description,date_upload,date_taken,owner_name,geo,original_format,"
         + "url_sq,url_q,url_t,url_s,url_n,url_w,url_m,url_z,url_c,url_l,url_h,url_k,url_3k,url_4k,url_5k,url_6k,url_o"
 
+    /// Where Flickr's documented URL scheme puts image files (records without any url_* are built from it).
+    public static let defaultStaticHost = "https://live.staticflickr.com"
+    /// The account listing asks for these too: tags, views, `lastupdate`, and `media` to tell videos apart.
+    public static let accountExtras = extras + ",tags,views,last_update,media"
+
     public var endpoint = FlickrSourceOptions.defaultEndpoint
+    /// The query mode's method (getRecent or search); unused in the account mode.
     public var method = "flickr.photos.getRecent"
     /// Extra method parameters (`tags=harbour`); they override the importer's own.
     public var parameters: [String: String] = [:]
     /// Flickr's own default is 100 and its maximum 500.
     public var perPage = 100
+    /// The account mode: whose library to import, "me" (the signed-in account), an NSID ("12345678@N01")
+    /// or a user name. nil: the query mode (`method`, `parameters`).
+    public var user: String?
+    /// Scheme and host of static image URLs, without a trailing slash (tests: the loopback origin).
+    public var staticHost = FlickrSourceOptions.defaultStaticHost
+    /// The local clock, seconds since 1970, for `syncPoint()` (tests fix it).
+    public var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
     public init() {}
 }
 
-/// Answers of the Flickr REST API (or any server speaking its format, like `FlickrOriginServer`).
-/// Signed calls (OAuth 1.0a) are the next issue: they change `restURL` and the credentials, nothing else.
+/// Answers of the Flickr REST API (or any server speaking its format, like `FlickrOriginServer`): a query
+/// (getRecent, search) or, with `options.user`, a member's library (FlickrAccountListing.swift). Signed
+/// calls (OAuth 1.0a credentials) change `FlickrREST`'s requests and what an account listing may see.
 public final class FlickrSource: PhotoSource {
     public let kind = "flickr"
     public let contentAccess = ContentAccess.http
     let options: FlickrSourceOptions
-    private let credentials: SourceCredentials
+    let credentials: SourceCredentials
     private let redactor: SecretRedactor
     private let http: HTTPClient
     private let measurer: HTTPContentMeasurer
     let rest: FlickrREST
     let logger: Logger
+    /// The account mode's user, once resolved (see `resolveUser()`).
+    let resolved = FlickrResolvedUser()
 
     /// The source owns its HTTP client, so it can give it a logger that redacts this source's secrets
     /// from every line (the client logs request URLs when it retries).
@@ -58,49 +74,71 @@ public final class FlickrSource: PhotoSource {
 
     public func measure(_ url: String) -> Result<MeasuredContent, MeasureFailure> { measurer.measure(url) }
 
-    // MARK: Account sync (filled in by the account listing; a query source has none of it)
+    // MARK: Account sync (the account mode, FlickrAccountListing.swift; a query source has none of it)
 
     public var listingKey: String {
+        if let user = options.user { return "flickr user \((try? resolveUser())?.id ?? user)" }
         let parameters = options.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         return (["flickr", options.method] + parameters).joined(separator: " ")
     }
-    public var account: SourceAccount? { nil }
-    public func syncPoint() throws -> SyncPoint? { nil }
+    public var account: SourceAccount? { options.user == nil ? nil : try? resolveUser() }
+    public func syncPoint() throws -> SyncPoint? { options.user == nil ? nil : try accountSyncPoint() }
     public func changesPage(since point: SyncPoint, cursor: PageCursor?) throws -> SourcePage {
-        try listPage(cursor)
+        options.user == nil ? try listPage(cursor) : try accountChangesPage(since: point, cursor: cursor)
     }
-    public func idPage(_ cursor: PageCursor?) throws -> SourceIDPage? { nil }
-    public func albums() throws -> [SourceAlbum] { [] }
+    public func idPage(_ cursor: PageCursor?) throws -> SourceIDPage? {
+        options.user == nil ? nil : try accountIDPage(cursor)
+    }
+    public func albums() throws -> [SourceAlbum] { options.user == nil ? [] : try accountAlbums() }
     public func albumMembersPage(_ albumID: String, cursor: PageCursor?) throws -> SourceIDPage {
-        SourceIDPage(ids: [], next: nil, pageCount: 0)
+        options.user == nil ? SourceIDPage(ids: [], next: nil, pageCount: 0) : try accountAlbumMembersPage(albumID, cursor: cursor)
     }
 
     // MARK: Listing
 
     public func listPage(_ cursor: PageCursor?) throws -> SourcePage {
-        let page = cursor.flatMap { Int($0.token) }.map { max(1, $0) } ?? 1
+        if options.user != nil { return try accountListPage(cursor) }
+        let page = FlickrSource.pageNumber(cursor)
         let answer = try call(options.method, ["extras": FlickrSourceOptions.extras, "per_page": String(options.perPage),
                                                "page": String(page)].merging(options.parameters) { _, user in user })
-        return try FlickrSource.readPage(answer, page: page, method: options.method)
+        return try FlickrSource.readPage(answer, page: page, method: options.method, context: recordContext(account: nil))
     }
 
-    /// One answer of a photo list method, read record by record.
-    static func readPage(_ answer: JSONValue, page: Int, method: String) throws -> SourcePage {
-        guard let list = answer["photos"], let items = list["photo"]?.arrayValue else {
-            throw ImportError(message: "Flickr's answer to \(method) has no photos.photo list (page \(page))")
+    /// The page a cursor names: 1 for none; a token that is no page number (the cursor came back from a
+    /// library file) starts over at 1 rather than trapping or skipping pages.
+    static func pageNumber(_ cursor: PageCursor?) -> Int {
+        guard let token = cursor?.token, token.utf8.count <= 9, let page = Int(token) else { return 1 }
+        return max(1, page)
+    }
+
+    /// How records of this source are read; `account` owns the records of an account list.
+    func recordContext(account: String?) -> FlickrRecordContext {
+        var host = options.staticHost
+        while host.hasSuffix("/") { host.removeLast() }
+        return FlickrRecordContext(staticHost: host, account: account)
+    }
+
+    /// One answer of a photo list method (`envelope` is "photos", or "photoset" for a set's members), read
+    /// record by record; videos are counted and left out.
+    static func readPage(_ answer: JSONValue, page: Int, method: String, envelope: String = "photos",
+                         context: FlickrRecordContext = FlickrRecordContext()) throws -> SourcePage {
+        guard let list = answer[envelope], let items = list["photo"]?.arrayValue else {
+            throw ImportError(message: "Flickr's answer to \(method) has no \(envelope).photo list (page \(page))")
         }
         let pages = FlickrJSON.int64(list["pages"]).flatMap { Int(exactly: $0) } ?? page
         var photos: [SourcePhoto] = []
         var skipped: [SkippedRecord] = []
+        var videos = 0
         for item in items {
-            switch FlickrRecord.read(item) {
+            if FlickrRecord.isVideo(item) { videos += 1; continue }
+            switch FlickrRecord.read(item, context: context) {
             case .success(let photo): photos.append(photo)
             case .failure(let record): skipped.append(record)
             }
         }
         // An empty page ends the listing whatever `pages` says: a list that shrank while paging.
         let next = !items.isEmpty && page < pages ? PageCursor(token: String(page + 1)) : nil
-        return SourcePage(photos: photos, skipped: skipped, next: next, pageCount: max(pages, page))
+        return SourcePage(photos: photos, skipped: skipped, next: next, pageCount: max(pages, page), videos: videos)
     }
 
     // MARK: Places

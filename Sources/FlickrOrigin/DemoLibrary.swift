@@ -107,8 +107,66 @@ public enum DemoLibrary {
                 latitude: 37.7 + Double(index % 7), longitude: -122.4 + Double(index % 5),
                 hasOriginal: index % 10 != 7, image: images[index]!, thumbnail: thumbnails[index]))
             if let medium = mediums[index] { photos[photos.count - 1].renditions["z"] = medium }
+            // Flickr's normalised tags: lower case, no spaces.
+            photos[photos.count - 1].tags = [place.name.lowercased().filter { !$0.isWhitespace }, "y\(year)"]
+            photos[photos.count - 1].views = Int64(index * 37 % 1000)
         }
         return OriginLibrary(photos: photos, places: places)
+    }
+
+    /// The member the demo signs in as: the owner of every 12th demo photo.
+    public static let account = OriginAccount(nsid: "10000001@N01", username: "ansel", fullname: "Ansel Adams")
+
+    /// `make(count:seed:scale:)` as a signed-in member's library: the same public photos, plus the demo
+    /// account's private, friends-only, family-only and friends-and-family photos, two videos (one private),
+    /// and its albums, one of them empty and one with a title that is no file name. `make` itself stays as
+    /// it was, so a query import (getRecent) of it lists what it always listed.
+    public static func account(count: Int = 240, seed: UInt64 = 2024, scale: Int = 1) -> OriginLibrary {
+        var library = make(count: count, seed: seed, scale: scale)
+        library.accounts = [account]
+        let owner = account.nsid
+        // (title, public, friends, family, media)
+        let extras: [(String, Bool, Bool, Bool, String)] = [
+            ("Passport scan", false, false, false, "photo"),
+            ("The party", false, true, false, "photo"),
+            ("Grandmother's birthday", false, false, true, "photo"),
+            ("New house", false, true, true, "photo"),
+            ("Harbour timelapse", true, false, false, "video"),
+            ("Private clip", false, false, false, "video"),
+        ]
+        var random = SeededGenerator(seed: seed ^ 0xACC0)
+        for (index, extra) in extras.enumerated() {
+            let (width, height) = (640 / scale, 480 / scale)
+            let imageSeed = random.next()
+            let side = min(75, width, height)
+            var photo = OriginPhoto(
+                id: "\(52_100_000_000 + index * 101)", owner: owner, ownerName: "Ansel Adams", title: extra.0,
+                dateTaken: String(format: "2024-%02d-%02d 10:00:00", 1 + index, 3 + index),
+                dateUpload: 1_710_000_000 + Int64(index) * 86_400, placeID: places[index % places.count].placeID,
+                hasOriginal: extra.4 == "photo", image: renderImage(width: width, height: height, png: false, seed: imageSeed),
+                thumbnail: renderImage(width: side, height: side, png: false, seed: imageSeed))
+            photo.isPublic = extra.1; photo.isFriend = extra.2; photo.isFamily = extra.3
+            photo.media = extra.4
+            photo.tags = extra.4 == "video" ? ["video"] : ["family"]
+            photo.views = Int64(index)
+            library.photos.append(photo)
+        }
+        let own = library.photos.filter { $0.owner == owner && $0.media == "photo" }
+        let publicOwn = own.filter(\.isPublic).map(\.id)
+        let id = { (title: String) in library.photos.first { $0.title == title && $0.owner == owner }?.id }
+        let albums = [
+            OriginAlbum(id: "72157700000000001", owner: owner, title: "Harbour walks", description: "Mornings by the water",
+                        photoIDs: Array(publicOwn.prefix(3)) + [id("The party"), id("Harbour timelapse")].compactMap { $0 },
+                        dateCreate: 1_710_100_000, dateUpdate: 1_710_200_000),
+            OriginAlbum(id: "72157700000000002", owner: owner, title: "Family",
+                        photoIDs: [id("Grandmother's birthday"), id("New house"), id("Passport scan")].compactMap { $0 },
+                        dateCreate: 1_710_300_000),
+            OriginAlbum(id: "72157700000000003", owner: owner, title: "Trips: 2019/2024",
+                        photoIDs: Array(publicOwn.suffix(4).reversed()), dateCreate: 1_710_400_000),
+            OriginAlbum(id: "72157700000000004", owner: owner, title: "Empty", photoIDs: [], dateCreate: 1_710_500_000),
+        ]
+        library.albums = albums
+        return library
     }
 
     /// A library of real image files served by another server at `baseURL` + file name (`make bench`):

@@ -25,6 +25,21 @@ public struct OriginPhoto: Sendable {
     public var externalURL: String?
     /// Flickr's `secret`, part of every image URL. Flickr gives a replaced photo a new one, so its URLs change.
     public var secret = "5ec4e7"
+    /// Who may see it (Flickr's `ispublic`, `isfriend`, `isfamily`); all three false is private.
+    public var isPublic = true
+    public var isFriend = false
+    public var isFamily = false
+    /// Flickr's normalised tags (lower case, no spaces), sent space-separated with the `tags` extra.
+    public var tags: [String] = []
+    public var views: Int64 = 0
+    /// Flickr's `lastupdate`: the upload date until an edit sets it to the origin's clock.
+    public var lastUpdate: Int64
+    /// "photo" or "video" (a video's `image` is its poster frame, as Flickr's url_* of a video are).
+    public var media = "photo"
+    /// Flickr's server id, the first path segment of its static image URLs.
+    public var server = "65535"
+    /// The original's own secret (`originalsecret`); Flickr changes it with the photo's bytes.
+    public var originalSecret = "0a1b2c"
 
     public init(id: String, owner: String, ownerName: String?, title: String, description: String = "",
                 dateTaken: String?, dateUpload: Int64, placeID: String?, latitude: Double? = nil,
@@ -33,7 +48,12 @@ public struct OriginPhoto: Sendable {
         self.description = description; self.dateTaken = dateTaken; self.dateUpload = dateUpload
         self.placeID = placeID; self.latitude = latitude; self.longitude = longitude
         self.hasOriginal = hasOriginal; self.image = image; self.thumbnail = thumbnail
+        lastUpdate = dateUpload
     }
+
+    /// `originalformat`: the original's file extension.
+    public var originalFormat: String { image.fileExtension }
+    public var isVideo: Bool { media == "video" }
 
     var imageSuffix: String { hasOriginal ? "o" : "l" }
     var imagePath: String { "/photos/\(id)_\(secret)_\(imageSuffix).\(image.fileExtension)" }
@@ -74,10 +94,13 @@ public struct OriginLibrary: Sendable {
     public var places: [String: OriginPlace]
     /// Members who can sign in (OAuth); the first is who the authorize page signs in by default.
     public var accounts: [OriginAccount]
-    public init(photos: [OriginPhoto], places: [OriginPlace], accounts: [OriginAccount] = []) {
+    /// Photosets, in their owners' order.
+    public var albums: [OriginAlbum]
+    public init(photos: [OriginPhoto], places: [OriginPlace], accounts: [OriginAccount] = [], albums: [OriginAlbum] = []) {
         self.photos = photos
         self.places = Dictionary(places.map { ($0.placeID, $0) }, uniquingKeysWith: { $1 })
         self.accounts = accounts
+        self.albums = albums
     }
 }
 
@@ -89,11 +112,11 @@ public final class FlickrOriginServer: @unchecked Sendable {
     /// The app's key (also its OAuth consumer key) and its secret (the consumer secret).
     public let apiKey: String
     public let apiSecret: String
-    private let lock = NSLock()
+    let lock = NSLock()
     /// Issued access tokens and seen nonces (guarded by `lock`, through `withLock`).
     var tokens = OriginTokens()
-    private var library: OriginLibrary
-    private var images: [String: OriginImage] = [:]
+    var library: OriginLibrary
+    var images: [String: OriginImage] = [:]
     private var server: LoopbackHTTPServer!
 
     // Fault hooks and counters (guarded by `lock`).
@@ -106,9 +129,14 @@ public final class FlickrOriginServer: @unchecked Sendable {
     private var truncateOnce = Set<String>()
     private var replaceAfterNextAnswer: [String: OriginImage] = [:]
     private var requestCounts: [String: Int] = [:]
-    private var rawRecords: [String: String] = [:]
+    var rawRecords: [String: String] = [:]
     private var restStatuses: [Int] = []
     public var malformedAnswers = false
+    /// Account methods' state (guarded by `lock`): the REST call log and photos sent without any url_*.
+    var restCalls: [OriginRESTCall] = []
+    var withoutURLs = Set<String>()
+    /// The origin's time, for `lastupdate` and `date_update` of edits; tests set and advance it.
+    public let clock = OriginClock()
 
     public init(library: OriginLibrary, apiKey: String, apiSecret: String = "0r1g1n-s3cr3t",
                 logger: Logger = Logger(label: "photofs.origin")) {
@@ -179,7 +207,9 @@ public final class FlickrOriginServer: @unchecked Sendable {
     public func requestCount(method: String, path: String? = nil) -> Int {
         lock.lock(); defer { lock.unlock() }
         if let path { return requestCounts["\(method) \(path)"] ?? 0 }
-        return requestCounts.filter { $0.key.hasPrefix("\(method) /photos/") }.values.reduce(0, +)
+        return requestCounts.filter {
+            $0.key.hasPrefix("\(method) /photos/") || ($0.key.hasPrefix("\(method) ") && OriginPhoto.isStaticPath(String($0.key.dropFirst(method.count + 1))))
+        }.values.reduce(0, +)
     }
 
     public func resetCounters() { lock.lock(); requestCounts = [:]; lock.unlock() }
@@ -195,12 +225,13 @@ public final class FlickrOriginServer: @unchecked Sendable {
         body(path)
     }
 
-    private func rebuildImages() {
+    func rebuildImages() {
         images = [:]
         for photo in library.photos {
             images[photo.imagePath] = photo.image
             if let thumbnail = photo.thumbnail { images[photo.thumbnailPath] = thumbnail }
             for (label, image) in photo.renditions { images[photo.renditionPath(label)] = image }
+            for (path, image) in photo.staticImages { images[path] = image }
         }
     }
 
@@ -211,9 +242,10 @@ public final class FlickrOriginServer: @unchecked Sendable {
         requestCounts["\(request.method) \(request.path)", default: 0] += 1
         lock.unlock()
         if request.path == FlickrOriginServer.restPath || request.path == "/services/rest" {
+            logRESTCall(request)
             return handleREST(request)
         }
-        if request.path.hasPrefix("/photos/") { return handleImage(request) }
+        if request.path.hasPrefix("/photos/") || OriginPhoto.isStaticPath(request.path) { return handleImage(request) }
         return .text(404, "not found")
     }
 
@@ -236,49 +268,35 @@ public final class FlickrOriginServer: @unchecked Sendable {
             guard let nsid = caller.nsid else { return fail(.insufficientPermissions) }
             let account = withLock { library.accounts.first { $0.nsid == nsid } }
             return json(["user": ["id": nsid, "username": ["_content": account?.username ?? nsid]], "stat": "ok"])
-        case "flickr.photos.getRecent", "flickr.photos.search": return photoPage(request)
+        case "flickr.photos.getRecent", "flickr.photos.search": return photoPage(request, caller: caller)
         case "flickr.places.getInfo": return placeInfo(request)
-        case let method: return fail(112, "Method \"\(method)\" not found")
+        case let method:
+            if let answer = accountMethod(method, request, caller: caller) { return answer }
+            return fail(112, "Method \"\(method)\" not found")
         }
     }
 
-    private func photoPage(_ request: ServerRequest) -> ServerResponse {
+    private func photoPage(_ request: ServerRequest, caller: OriginCaller) -> ServerResponse {
         lock.lock()
-        var photos = library.photos
+        // getRecent lists public photos only; search also the signed caller's own (Flickr's docs).
+        var photos = library.photos.filter { $0.isPublic || (caller.nsid == $0.owner && request.query["method"] == "flickr.photos.search") }
         lock.unlock()
         if let user = request.query["user_id"], !user.isEmpty { photos = photos.filter { $0.owner == user } }
         if let text = request.query["text"], !text.isEmpty {
             photos = photos.filter { $0.title.localizedCaseInsensitiveContains(text) }
         }
-        // Flickr: per_page defaults to 100, at most 500; pages count from 1.
-        let perPage = min(max(Int(request.query["per_page"] ?? "") ?? 100, 1), 500)
-        let page = max(Int(request.query["page"] ?? "") ?? 1, 1)
-        let pages = max(1, (photos.count + perPage - 1) / perPage)
-        let slice = photos.dropFirst((page - 1) * perPage).prefix(perPage)
-        let extras = Set((request.query["extras"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-        let host = "http://127.0.0.1:\(server.port)"
-        lock.lock()
-        let raw = rawRecords
-        lock.unlock()
-        // Each record is serialised on its own so that a raw one (a fault hook) goes in byte for byte.
-        let items = slice.map { photo in
-            raw[photo.id] ?? String(decoding: (try? JSONSerialization.data(
-                withJSONObject: photoJSON(photo, extras: extras, host: host), options: [.sortedKeys])) ?? Data("{}".utf8),
-                as: UTF8.self)
-        }
         // Flickr sends `pages` and `total` as numbers in getRecent and as strings in search; mimic both.
         let isSearch = request.query["method"] == "flickr.photos.search"
-        let pagesText = isSearch ? "\"\(pages)\"" : "\(pages)"
-        let totalText = isSearch ? "\"\(photos.count)\"" : "\(photos.count)"
-        let body = "{\"photos\":{\"page\":\(page),\"pages\":\(pagesText),\"perpage\":\(perPage),"
-            + "\"photo\":[\(items.joined(separator: ","))],\"total\":\(totalText)},\"stat\":\"ok\"}"
-        return ServerResponse(status: 200, headers: [("Content-Type", "application/json; charset=utf-8")], body: Data(body.utf8))
+        return photoList(photos, request, envelope: "photos", numbersAsText: isSearch)
     }
 
-    private func photoJSON(_ photo: OriginPhoto, extras: Set<String>, host: String) -> [String: Any] {
+    /// One record of a photo list; `withURLs` false leaves out every url_* (a fault hook: real answers
+    /// sometimes have none).
+    func photoJSON(_ photo: OriginPhoto, extras: Set<String>, host: String, withURLs: Bool = true) -> [String: Any] {
         var item: [String: Any] = [
-            "id": photo.id, "owner": photo.owner, "secret": photo.secret, "server": "65535", "farm": 66,
-            "title": photo.title, "ispublic": 1, "isfriend": 0, "isfamily": 0,
+            "id": photo.id, "owner": photo.owner, "secret": photo.secret, "server": photo.server, "farm": 66,
+            "title": photo.title, "ispublic": photo.isPublic ? 1 : 0, "isfriend": photo.isFriend ? 1 : 0,
+            "isfamily": photo.isFamily ? 1 : 0,
         ]
         if extras.contains("description") { item["description"] = ["_content": photo.description] }
         if extras.contains("date_upload") { item["dateupload"] = String(photo.dateUpload) }
@@ -296,9 +314,15 @@ public final class FlickrOriginServer: @unchecked Sendable {
             if let place = photo.placeID { item["place_id"] = place; item["woeid"] = "2487956" }
         }
         if extras.contains("original_format") && photo.hasOriginal {
-            item["originalsecret"] = "0a1b2c"
-            item["originalformat"] = photo.image.fileExtension
+            item["originalsecret"] = photo.originalSecret
+            item["originalformat"] = photo.originalFormat
         }
+        // Flickr sends these as strings: "tags": "a b", "views": "12", "lastupdate": "1700000000".
+        if extras.contains("tags") { item["tags"] = photo.tags.joined(separator: " ") }
+        if extras.contains("views") { item["views"] = String(photo.views) }
+        if extras.contains("last_update") { item["lastupdate"] = String(photo.lastUpdate) }
+        if extras.contains("media") { item["media"] = photo.media; item["media_status"] = "ready" }
+        if !withURLs { return item }
         if extras.contains("url_sq"), let thumbnail = photo.thumbnail {
             item["url_sq"] = host + photo.thumbnailPath
             item["width_sq"] = thumbnail.width

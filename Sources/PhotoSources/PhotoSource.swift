@@ -70,8 +70,10 @@ public struct SourcePage: Sendable {
     public var next: PageCursor?
     /// How many pages the source says the listing has, when it says.
     public var pageCount: Int?
-    public init(photos: [SourcePhoto], skipped: [SkippedRecord], next: PageCursor?, pageCount: Int?) {
-        self.photos = photos; self.skipped = skipped; self.next = next; self.pageCount = pageCount
+    /// Videos the page listed and left out (photofs imports photos only): counted, not warned about.
+    public var videos: Int = 0
+    public init(photos: [SourcePhoto], skipped: [SkippedRecord], next: PageCursor?, pageCount: Int?, videos: Int = 0) {
+        self.photos = photos; self.skipped = skipped; self.next = next; self.pageCount = pageCount; self.videos = videos
     }
 }
 
