@@ -104,9 +104,11 @@ public struct OriginLibrary: Sendable {
     }
 }
 
-/// Serves `/services/rest/` (flickr.photos.getRecent, flickr.photos.search, flickr.places.getInfo) and
-/// `/photos/...` image bytes with Content-Length, Range and ETag. Tests change its behaviour through the
-/// fault hooks below and read its request counters.
+/// Serves `/services/rest/` (flickr.photos.getRecent, flickr.photos.search, flickr.places.getInfo,
+/// flickr.test.login, and a member's library: OriginAccountMethods.swift) and image bytes at `/photos/...`
+/// and at Flickr's static URL paths (`/{server}/{id}_{secret}_{suffix}.jpg`) with Content-Length, Range and
+/// ETag. Tests change its behaviour through the fault hooks and edits, and read its request counters and
+/// REST call log.
 public final class FlickrOriginServer: @unchecked Sendable {
     public static let restPath = "/services/rest/"
     /// The app's key (also its OAuth consumer key) and its secret (the consumer secret).
@@ -212,7 +214,8 @@ public final class FlickrOriginServer: @unchecked Sendable {
         }.values.reduce(0, +)
     }
 
-    public func resetCounters() { lock.lock(); requestCounts = [:]; lock.unlock() }
+    /// Forgets every request counted so far, the REST call log included.
+    public func resetCounters() { lock.lock(); requestCounts = [:]; restCalls = []; lock.unlock() }
 
     func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock(); defer { lock.unlock() }

@@ -47,6 +47,9 @@ public struct OriginRESTCall: Equatable, Sendable {
     public var arrivedAt: TimeInterval
     /// Whether it carried an OAuth signature.
     public var signed: Bool
+    /// Its parameters but the credentials' (`api_key`, `oauth_*`) and the answer format's (`method`, `format`,
+    /// `nojsoncallback`): what a test checks a client asked for (`extras`, `per_page`, `min_date`).
+    public var parameters: [String: String]
 }
 
 // MARK: Static image URLs
@@ -290,8 +293,10 @@ extension FlickrOriginServer {
     // MARK: Call log
 
     func logRESTCall(_ request: ServerRequest) {
+        let plumbing: Set<String> = ["api_key", "method", "format", "nojsoncallback"]
         let call = OriginRESTCall(method: request.query["method"] ?? "", arrivedAt: ProcessInfo.processInfo.systemUptime,
-                                  signed: request.query["oauth_signature"] != nil)
+                                  signed: request.query["oauth_signature"] != nil,
+                                  parameters: request.query.filter { !plumbing.contains($0.key) && !$0.key.hasPrefix("oauth_") })
         withLock { restCalls.append(call) }
     }
 
