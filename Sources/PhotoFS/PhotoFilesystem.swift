@@ -314,7 +314,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
                 }
                 throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
             }
-            let attributes = TreeBuilder.photoAttributes(photo, linkCount: try linkCount(of: seq))
+            let attributes = TreeBuilder.photoAttributes(photo, linkCount: try linkCount(of: photo))
             return try sized(attributes, photo: photo, siblings: nil)
         default:
             return try listing(of: node).attributes
@@ -342,6 +342,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         case .region: return Node.regions.inode
         case .photographer(let region, _): return Node.region(region).inode
         case .year: return Node.moments.inode
+        case .album: return Node.albums.inode
         default: return Node.root.inode
         }
     }
@@ -425,6 +426,12 @@ public final class PhotoFilesystem: @unchecked Sendable {
             return TreeBuilder.regions(try catalog.regions(), newest: try catalog.newestMomentAt())
         case .moments:
             return TreeBuilder.years(try catalog.years(), newest: try catalog.newestMomentAt())
+        case .albums:
+            return TreeBuilder.albums(try catalog.albums(), newest: try catalog.newestMomentAt())
+        case .album(let id):
+            let photos = try catalog.photos(inAlbum: id)
+            guard !photos.isEmpty else { throw FilesystemError(.notFound, "no photos in album \(id)") }
+            return photoListing(photos, node: node, style: .title)
         case .region(let id):
             guard let region = try catalog.region(id: id) else { throw FilesystemError(.notFound, "no region \(id)") }
             return TreeBuilder.photographers(in: region, try catalog.photographers(inRegion: id))
@@ -439,16 +446,18 @@ public final class PhotoFilesystem: @unchecked Sendable {
                                 style: .moment)
         case .recent:
             return TreeBuilder.photos(try recent.photos(), in: .recent, style: .title,
-                                      fileExtension: variantExtension) { _ in 3 }
+                                      fileExtension: variantExtension) { TreeBuilder.linkCount(of: $0, inRecent: true) }
         case .photo:
             throw FilesystemError(.notADirectory, "a photo is not a directory")
         }
     }
 
-    /// Listings store a photo's base link count (2); `current` adds /recent's at reply time, so a photo
-    /// entering /recent does not invalidate every listing that shows it.
+    /// Listings store a photo's link count without /recent (2 + its albums); `current` adds /recent's at
+    /// reply time, so a photo entering /recent does not invalidate every listing that shows it.
     private func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) -> DirectoryListing {
-        TreeBuilder.photos(photos, in: node, style: style, fileExtension: variantExtension) { _ in 2 }
+        TreeBuilder.photos(photos, in: node, style: style, fileExtension: variantExtension) {
+            TreeBuilder.linkCount(of: $0, inRecent: false)
+        }
     }
 
     /// Square thumbnails are PNG whatever the original; `fit` variants keep the photo's format.
@@ -512,9 +521,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
         switch attributes.node {
         case .photo(let seq):
             var updated = attributes
-            updated.linkCount = try linkCount(of: seq)
+            let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(seq)
+            updated.linkCount = TreeBuilder.linkCount(albumLinks: attributes.albumLinks, inRecent: inRecent)
             return updated
-        case .regions, .moments, .recent:
+        case .regions, .moments, .recent, .albums:
             return try listing(of: attributes.node).attributes
         default:
             return attributes
@@ -525,9 +535,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
         try photoRows.value(for: seq) { try catalogRead(logging: logger) { try catalog.photo(seq: seq) } }
     }
 
-    /// A photo has a name in /regions and in /moments, and a third while it is in /recent.
-    private func linkCount(of seq: Int64) throws -> UInt32 {
-        try catalogRead(logging: logger) { try recent.seqs() }.contains(seq) ? 3 : 2
+    /// A photo's names: /regions, /moments, each album, and /recent while it is there.
+    private func linkCount(of photo: PhotoRecord) throws -> UInt32 {
+        let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(photo.seq)
+        return TreeBuilder.linkCount(of: photo, inRecent: inRecent)
     }
 
     // MARK: Content
@@ -545,7 +556,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
         guard let photo = try photoRow(seq), let source = contentSource(photo) else {
             throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
         }
-        var attributes = TreeBuilder.photoAttributes(photo, linkCount: (try? linkCount(of: seq)) ?? 2)
+        var attributes = TreeBuilder.photoAttributes(photo, linkCount: (try? linkCount(of: photo))
+                                                     ?? TreeBuilder.linkCount(of: photo, inRecent: false))
         var variantBytes: Data?
         var variantIdentity = ""
         if let variants {
