@@ -70,8 +70,11 @@ public struct SourcePage: Sendable {
     public var next: PageCursor?
     /// How many pages the source says the listing has, when it says.
     public var pageCount: Int?
-    public init(photos: [SourcePhoto], skipped: [SkippedRecord], next: PageCursor?, pageCount: Int?) {
+    /// Videos on this page, left out (photofs shows photos) and counted in the import's summary.
+    public var videos: Int
+    public init(photos: [SourcePhoto], skipped: [SkippedRecord], next: PageCursor?, pageCount: Int?, videos: Int = 0) {
         self.photos = photos; self.skipped = skipped; self.next = next; self.pageCount = pageCount
+        self.videos = videos
     }
 }
 
