@@ -103,6 +103,32 @@ extension Catalog {
         }
     }
 
+    /// Ids of photos deleted, or whose original changed, after log position `after` (0: all kept), and the
+    /// newest position: a mount frees the cached bytes of the versions it no longer shows.
+    public func removedPhotoIDs(after position: Int64) throws -> (ids: [String], last: Int64) {
+        try read { db in
+            var ids: [String] = []
+            var last = position
+            for row in try Row.fetchAll(db, sql: "SELECT seq, photo_id FROM removed_photo WHERE seq > ? ORDER BY seq",
+                                        arguments: [position]) {
+                let reader = ColumnReader(row, table: "removed_photo")
+                if let seq = reader.lenientInteger(0) { last = max(last, seq) }
+                if let id = reader.lenientText(1) { ids.append(id) }
+            }
+            return (ids, last)
+        }
+    }
+
+    /// The newest position of the removal log (a mount starts watching from here).
+    public func removedPhotoLogPosition() throws -> Int64 {
+        try read { db in
+            if case .int64(let value)? = try DatabaseValue.fetchOne(db, sql: "SELECT max(seq) FROM removed_photo")?.storage {
+                return value
+            }
+            return 0
+        }
+    }
+
     /// Deletes photos by id and returns the rows removed (their cached bytes can then be freed); albums and
     /// /recent lose them with them (foreign keys), counts and the change counter follow.
     @discardableResult
@@ -117,6 +143,8 @@ extension Catalog {
             }
             try Catalog.recountRegions(db)
             try Catalog.bumpGeneration(db)
+            // The log only has to outlive the mounts' next poll: a week is plenty and keeps it small.
+            try db.execute(sql: "DELETE FROM removed_photo WHERE removed_at < CAST(strftime('%s', 'now') AS INTEGER) - 604800")
             return removed
         }
     }

@@ -24,7 +24,7 @@ enum Schema {
     /// table is not left to photofs to migrate or write. LibraryIdentityTests checks the list against a new library.
     static let knownTables: Set<String> = [
         "photographer", "region", "place", "photo", "recent", "library_state", "rendition", "variant", "thumbnail",
-        "album", "album_photo", "sync_state", "grdb_migrations",
+        "album", "album_photo", "sync_state", "removed_photo", "grdb_migrations",
     ]
 
     /// The region every photo without a resolvable place goes to, so every photo is reachable under /regions.
@@ -166,6 +166,23 @@ enum Schema {
                     skipped_count INTEGER NOT NULL DEFAULT 0,
                     video_count INTEGER NOT NULL DEFAULT 0
                 ) WITHOUT ROWID;
+                -- Photos deleted, or whose original changed, so that a running mount frees their cached bytes.
+                CREATE TABLE removed_photo (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    photo_id TEXT NOT NULL,
+                    removed_at INTEGER NOT NULL
+                );
+                CREATE TRIGGER removed_photos_are_logged AFTER DELETE ON photo
+                BEGIN
+                    INSERT INTO removed_photo(photo_id, removed_at) VALUES (OLD.id, CAST(strftime('%s', 'now') AS INTEGER));
+                END;
+                CREATE TRIGGER replaced_originals_are_logged
+                AFTER UPDATE OF original_url, etag, byte_size ON photo
+                WHEN OLD.original_url IS NOT NEW.original_url OR OLD.etag IS NOT NEW.etag
+                     OR OLD.byte_size IS NOT NEW.byte_size
+                BEGIN
+                    INSERT INTO removed_photo(photo_id, removed_at) VALUES (OLD.id, CAST(strftime('%s', 'now') AS INTEGER));
+                END;
                 PRAGMA user_version = 3;
                 """)
         }

@@ -101,6 +101,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     public let variants: VariantProducer?
     /// Listings whose photos were queued for rendering (once each until the catalog changes).
     private var listingsQueuedForRender: Set<Node> = []
+    /// How far the catalog's log of removed and replaced photos has been read (their cached bytes freed).
+    private var removedLogPosition: Int64
 
     /// `http` fetches the smaller renditions variants are rendered from (originals come through `cache`).
     /// `persistentRecents: false` keeps /recent in memory (a library this mount may not write).
@@ -115,6 +117,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
                             renderOptions: options.renderOptions, logger: logger)
         }
         seenGeneration = (try? catalog.generation(), 0)
+        removedLogPosition = (try? catalog.removedPhotoLogPosition()) ?? 0
         // A row the catalog cannot use (a damaged or hand-edited library) is left out of the tree; say so once.
         catalog.onBadRow = { [logger] problem in logger.warning("\(problem)") }
         // Our own batch moved the recent counter: the same path as another process's change then updates
@@ -232,6 +235,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
             let fresh = (try? recent.seqs()) ?? []
             invalidations += servedSet.symmetricDifference(fresh).map { .inode(Node.photo(seq: $0).inode) }
         }
+        if photosChanged { freeRemovedContent() }
         if photosChanged, let variants {
             // Variants the catalog dropped (their original or renditions changed) may render to other sizes.
             invalidations += variants.catalogChanged().map { .inode(Node.photo(seq: $0).inode) }
@@ -241,6 +245,22 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
         if !invalidations.isEmpty { invalidate?(invalidations) }
         return invalidations
+    }
+
+    /// Frees the cached bytes of photos an import deleted or replaced since the last check: a deleted photo's
+    /// bytes, and a replaced one's old version, are never served again. Called under `changeCheck`.
+    private func freeRemovedContent() {
+        guard let (ids, last) = try? catalog.removedPhotoIDs(after: removedLogPosition), !ids.isEmpty else { return }
+        removedLogPosition = last
+        var freed: Int64 = 0
+        for id in Set(ids) {
+            let current = (try? catalog.photo(id: id)).flatMap { $0 }.flatMap(contentSource).map(OriginalCache.key(for:))
+            let (sum, overflow) = freed.addingReportingOverflow(cache.discard(photoID: id, keeping: current))
+            freed = overflow ? Int64.max : sum
+        }
+        if freed > 0 {
+            logger.info("cached bytes of deleted or replaced photos freed", metadata: ["photos": "\(Set(ids).count)", "bytes": "\(freed)"])
+        }
     }
 
     /// What differs between two listings of one directory, as the kernel sees it: names gone, added or
