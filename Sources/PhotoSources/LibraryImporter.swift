@@ -85,6 +85,7 @@ public final class LibraryImporter {
     public func run() throws -> ImportReport {
         var report = ImportReport()
         defer { progress?.finish() }
+        try source.prepare()
         let key = source.listingKey
         var state = try catalog.syncState(listingKey: key) ?? SyncState(listingKey: key, sourceKind: source.kind)
         state.sourceKind = source.kind
