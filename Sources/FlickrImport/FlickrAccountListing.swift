@@ -47,7 +47,7 @@ extension FlickrSource {
 
     /// The account mode's user: "me" through flickr.test.login (signed calls only), a user name through
     /// flickr.people.findByUsername, an NSID through flickr.people.getInfo (for its user name). Asked once;
-    /// call it before an import to get the error ("no Flickr user named …") — until it succeeds `account`
+    /// `prepare()` calls it, so an import gets the error ("no Flickr user named …") — until it succeeds `account`
     /// is nil and `listingKey` names the user as given.
     public func resolveUser() throws -> SourceAccount {
         guard let user = options.user else { throw ImportError(message: "not an account listing (no user given)") }

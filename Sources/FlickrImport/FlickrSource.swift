@@ -81,6 +81,10 @@ public final class FlickrSource: PhotoSource {
         let parameters = options.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         return (["flickr", options.method] + parameters).joined(separator: " ")
     }
+    /// The account mode resolves its user (`resolveUser()`); a query has nothing to resolve.
+    public func prepare() throws {
+        if options.user != nil { _ = try resolveUser() }
+    }
     public var account: SourceAccount? { options.user == nil ? nil : try? resolveUser() }
     public func syncPoint() throws -> SyncPoint? { options.user == nil ? nil : try accountSyncPoint() }
     public func changesPage(since point: SyncPoint, cursor: PageCursor?) throws -> SourcePage {
