@@ -12,7 +12,7 @@ final class LifecycleTests: MountedTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(harness.isMounted, "mount returned before the mount was live")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: harness.mountpoint).sorted(),
-                       ["moments", "recent", "regions"])
+                       ["albums", "moments", "recent", "regions"])
         let pid = Shell.sh("pgrep -f -- '--ready-fd.*' | head -1").text.trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertEqual(Shell.run("fusermount3", ["-u", harness.mountpoint]).status, 0)
         XCTAssertFalse(harness.isMounted)
