@@ -17,6 +17,8 @@ public struct FlickrSourceOptions: Sendable {
     public var parameters: [String: String] = [:]
     /// Flickr's own default is 100 and its maximum 500.
     public var perPage = 100
+    /// The API call budget (`--api-rate`), used when the source is not given a shared `APIRateLimiter`.
+    public var apiRate = APIRateLimit.flickrDefault
     public init() {}
 }
 
@@ -32,18 +34,24 @@ public final class FlickrSource: PhotoSource {
     private let measurer: HTTPContentMeasurer
     let rest: FlickrREST
     let logger: Logger
+    /// Every REST call of this source takes a permit here first; its statistics say how long calls waited.
+    public let rateLimiter: APIRateLimiter
 
     /// The source owns its HTTP client, so it can give it a logger that redacts this source's secrets
-    /// from every line (the client logs request URLs when it retries).
+    /// from every line (the client logs request URLs when it retries). `rateLimiter` is shared by every call
+    /// (nil: a new one at `options.apiRate`); give one with an observer to show its waits in progress.
     public init(options: FlickrSourceOptions, credentials: SourceCredentials,
-                http configuration: HTTPConfiguration = HTTPConfiguration(), logger: Logger) {
+                http configuration: HTTPConfiguration = HTTPConfiguration(), rateLimiter: APIRateLimiter? = nil,
+                logger: Logger) {
         self.options = options
         self.credentials = credentials
         redactor = credentials.redactor
         self.logger = RedactingLogHandler.logger(logger, redactor: redactor)
         http = HTTPClient(configuration: configuration, logger: self.logger)
         measurer = HTTPContentMeasurer(http: http, redactor: redactor)
-        rest = FlickrREST(endpoint: options.endpoint, credentials: credentials, http: http, redactor: redactor)
+        self.rateLimiter = rateLimiter ?? APIRateLimiter(limit: options.apiRate)
+        rest = FlickrREST(endpoint: options.endpoint, credentials: credentials, http: http, redactor: redactor,
+                          limiter: self.rateLimiter, logger: self.logger)
     }
 
     /// One REST call (see `FlickrREST.call`).
