@@ -81,9 +81,9 @@ public struct OriginLibrary: Sendable {
     }
 }
 
-/// Serves `/services/rest/` (flickr.photos.getRecent, flickr.photos.search, flickr.places.getInfo) and
-/// `/photos/...` image bytes with Content-Length, Range and ETag. Tests change its behaviour through the
-/// fault hooks below and read its request counters.
+/// Serves `/services/rest/` (flickr.photos.getRecent, flickr.photos.search, flickr.places.getInfo),
+/// `/services/oauth/` (sign-in, OriginOAuthEndpoints.swift) and `/photos/...` image bytes with Content-Length,
+/// Range and ETag. Tests change its behaviour through the fault hooks below and read its request counters.
 public final class FlickrOriginServer: @unchecked Sendable {
     public static let restPath = "/services/rest/"
     /// The app's key (also its OAuth consumer key) and its secret (the consumer secret).
@@ -92,7 +92,10 @@ public final class FlickrOriginServer: @unchecked Sendable {
     private let lock = NSLock()
     /// Issued access tokens and seen nonces (guarded by `lock`, through `withLock`).
     var tokens = OriginTokens()
-    private var library: OriginLibrary
+    /// Request tokens of the sign-in flow, and scripted throttling (OriginOAuthEndpoints.swift; guarded by `lock`).
+    var oauthFlow = OriginOAuthFlow()
+    var throttling = OriginThrottling()
+    var library: OriginLibrary
     private var images: [String: OriginImage] = [:]
     private var server: LoopbackHTTPServer!
 
@@ -214,6 +217,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
             return handleREST(request)
         }
         if request.path.hasPrefix("/photos/") { return handleImage(request) }
+        if let answer = handleOAuth(request) { return answer }
         return .text(404, "not found")
     }
 
@@ -221,7 +225,8 @@ public final class FlickrOriginServer: @unchecked Sendable {
         lock.lock()
         let scripted = restStatuses.isEmpty ? nil : restStatuses.removeFirst()
         lock.unlock()
-        if let scripted { return .text(scripted, "scripted failure") }
+        recordRESTArrival()
+        if let scripted { return scriptedFailure(scripted) }
         if malformedAnswers {
             return ServerResponse(status: 200, headers: [("Content-Type", "application/json")],
                                   body: Data("{\"photos\":{\"page\":1,\"photo\":[{\"id\":".utf8))
@@ -353,7 +358,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
             scriptedStatuses[request.path] = statuses
         }
         lock.unlock()
-        if let scripted { return .text(scripted, "scripted failure") }
+        if let scripted { return scriptedFailure(scripted) }
         guard let image, !isMissing else { return .text(404, "no such photo") }
         let etag = image.etag
         var headers = [("Content-Type", typeOverride ?? image.contentType), ("ETag", etag), ("Accept-Ranges", "bytes"),
