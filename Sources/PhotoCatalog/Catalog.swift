@@ -216,7 +216,7 @@ public final class Catalog: @unchecked Sendable {
     }
 
     /// Decodes each row, leaving out (and reporting) those that throw `BadRow`.
-    private func decodeAll<T>(_ rows: RowCursor, _ decode: (Row) throws -> T) throws -> [T] {
+    func decodeAll<T>(_ rows: RowCursor, _ decode: (Row) throws -> T) throws -> [T] {
         var result: [T] = []
         while let row = try rows.next() {
             do { result.append(try decode(row)) } catch let bad as BadRow { report(bad) }
@@ -277,7 +277,9 @@ public final class Catalog: @unchecked Sendable {
             try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT r.id, r.name, r.photo_count, r.photographer_count,
                        (SELECT max(p.moment_at) FROM photo p
-                        WHERE p.region_id = r.id AND \(CatalogLimits.usablePhotoSQL("p"))) AS newest
+                        WHERE p.region_id = r.id AND \(CatalogLimits.usablePhotoSQL("p"))) AS newest,
+                       (SELECT max(p.visibility & 1) FROM photo p
+                        WHERE p.region_id = r.id AND \(CatalogLimits.usablePhotoSQL("p"))) AS public
                 FROM region r WHERE r.photo_count > 0 ORDER BY r.id
                 """)) { row in
                 var reader = ColumnReader(row, table: "region")
@@ -288,7 +290,7 @@ public final class Catalog: @unchecked Sendable {
                     id: id, name: reader.displayText(1),
                     photoCount: Int(try reader.integer(2, "photo_count", in: CatalogLimits.countRange)),
                     photographerCount: Int(try reader.integer(3, "photographer_count", in: CatalogLimits.countRange)),
-                    newestMomentAt: reader.lenientInteger(4) ?? 0)
+                    newestMomentAt: reader.lenientInteger(4) ?? 0, hasPublicPhotos: (reader.lenientInteger(5) ?? 0) != 0)
             }
         }
     }
@@ -301,7 +303,7 @@ public final class Catalog: @unchecked Sendable {
     public func photographers(inRegion regionID: Int64) throws -> [PhotographerRecord] {
         try read { db in
             try decodeAll(Row.fetchCursor(db, sql: """
-                SELECT g.id, g.owner, g.name, max(p.moment_at) AS newest
+                SELECT g.id, g.owner, g.name, max(p.moment_at) AS newest, max(p.visibility & 1) AS public
                 FROM photo p JOIN photographer g ON g.id = p.photographer_id
                 WHERE p.region_id = ? AND \(CatalogLimits.usablePhotoSQL("p"))
                 GROUP BY g.id ORDER BY g.id
@@ -311,7 +313,8 @@ public final class Catalog: @unchecked Sendable {
                 let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
                 reader.key = "id \(id)"
                 return PhotographerRecord(id: id, owner: try reader.text(1, "owner"), name: reader.displayText(2),
-                                          newestMomentAt: reader.lenientInteger(3) ?? 0)
+                                          newestMomentAt: reader.lenientInteger(3) ?? 0,
+                                          hasPublicPhotos: (reader.lenientInteger(4) ?? 0) != 0)
             }
         }
     }
@@ -331,7 +334,7 @@ public final class Catalog: @unchecked Sendable {
     public func years() throws -> [YearRecord] {
         try read { db in
             try decodeAll(Row.fetchCursor(db, sql: """
-                SELECT moment_year, count(*) AS n, max(moment_at) AS newest FROM photo
+                SELECT moment_year, count(*) AS n, max(moment_at) AS newest, max(visibility & 1) AS public FROM photo
                 WHERE \(CatalogLimits.usablePhotoSQL("")) GROUP BY moment_year ORDER BY moment_year
                 """)) { row in
                 var reader = ColumnReader(row, table: "photo")
@@ -339,7 +342,8 @@ public final class Catalog: @unchecked Sendable {
                 let yearRange = Int64(CatalogLimits.yearRange.lowerBound) ... Int64(CatalogLimits.yearRange.upperBound)
                 return YearRecord(year: Int(try reader.integer(0, "moment_year", in: yearRange)),
                                   photoCount: Int(try reader.integer(1, "count", in: 0 ... Int64(Int.max))),
-                                  newestMomentAt: reader.lenientInteger(2) ?? 0)
+                                  newestMomentAt: reader.lenientInteger(2) ?? 0,
+                                  hasPublicPhotos: (reader.lenientInteger(3) ?? 0) != 0)
             }
         }
     }
@@ -425,9 +429,12 @@ public final class Catalog: @unchecked Sendable {
         }
     }
 
-    /// Writes one import in a single transaction: either all of it lands or none of it does.
-    public func applyImport(places: [PlaceResolution], photos: [ImportedPhoto]) throws -> ImportSummary {
+    /// Writes one import (or one page of it) in a single transaction: either all of it lands or none of it
+    /// does. `state`, when given, is written in the same transaction (an import's resume point moves with the
+    /// photos it committed).
+    public func applyImport(places: [PlaceResolution], photos: [ImportedPhoto], state: SyncState? = nil) throws -> ImportSummary {
         try write { db in
+            if let state { try Catalog.writeSyncState(state, db) }
             var summary = ImportSummary()
             for place in places {
                 let regionID = try Catalog.regionID(named: place.regionName, db)
@@ -466,8 +473,12 @@ public final class Catalog: @unchecked Sendable {
                 let before = db.totalChangesCount
                 try Catalog.upsert(photo, db)
                 let renditionsChanged = try Catalog.replaceRenditions(of: photo.id, with: imported.renditions, db)
+                let changed = db.totalChangesCount != before || renditionsChanged
+                // Views move with every visit: kept, but not a change a mount must rebuild listings for.
+                try db.execute(sql: "UPDATE photo SET views = ? WHERE id = ? AND views IS NOT ?",
+                               arguments: [photo.views, photo.id, photo.views])
                 if !existed { summary.added += 1 }
-                else if db.totalChangesCount != before || renditionsChanged { summary.updated += 1 }
+                else if changed { summary.updated += 1 }
                 else { summary.unchanged += 1 }
             }
             try Catalog.recountRegions(db)
@@ -614,7 +625,7 @@ public final class Catalog: @unchecked Sendable {
 
     /// The first column of the first row when it is an INTEGER; nil for no row, NULL or another type (GRDB's
     /// `Int64.fetchOne` would read the text "abc" as 0).
-    private static func integer(_ db: Database, sql: String, arguments: StatementArguments) throws -> Int64? {
+    static func integer(_ db: Database, sql: String, arguments: StatementArguments) throws -> Int64? {
         if case .int64(let value)? = try DatabaseValue.fetchOne(db, sql: sql, arguments: arguments)?.storage { return value }
         return nil
     }
@@ -624,8 +635,8 @@ public final class Catalog: @unchecked Sendable {
         try db.execute(sql: """
             INSERT INTO photo(id, title, description, photographer_id, region_id, place_id, date_taken, moment_at,
                               moment_year, uploaded_at, original_url, thumbnail_url, byte_size, content_type, etag,
-                              last_modified, latitude, longitude)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                              last_modified, latitude, longitude, visibility, tags, last_update)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET
                 title = excluded.title, description = excluded.description,
                 photographer_id = excluded.photographer_id, region_id = excluded.region_id,
@@ -633,17 +644,21 @@ public final class Catalog: @unchecked Sendable {
                 moment_year = excluded.moment_year, uploaded_at = excluded.uploaded_at,
                 original_url = excluded.original_url, thumbnail_url = excluded.thumbnail_url,
                 byte_size = excluded.byte_size, content_type = excluded.content_type, etag = excluded.etag,
-                last_modified = excluded.last_modified, latitude = excluded.latitude, longitude = excluded.longitude
+                last_modified = excluded.last_modified, latitude = excluded.latitude, longitude = excluded.longitude,
+                visibility = excluded.visibility, tags = excluded.tags, last_update = excluded.last_update
             WHERE (title, description, photographer_id, region_id, place_id, date_taken, moment_at, uploaded_at,
-                   original_url, thumbnail_url, byte_size, content_type, etag, last_modified, latitude, longitude)
+                   original_url, thumbnail_url, byte_size, content_type, etag, last_modified, latitude, longitude,
+                   visibility, tags, last_update)
                   IS NOT
                   (excluded.title, excluded.description, excluded.photographer_id, excluded.region_id,
                    excluded.place_id, excluded.date_taken, excluded.moment_at, excluded.uploaded_at,
                    excluded.original_url, excluded.thumbnail_url, excluded.byte_size, excluded.content_type,
-                   excluded.etag, excluded.last_modified, excluded.latitude, excluded.longitude)
+                   excluded.etag, excluded.last_modified, excluded.latitude, excluded.longitude,
+                   excluded.visibility, excluded.tags, excluded.last_update)
             """, arguments: [p.id, p.title, p.description, p.photographerID, p.regionID, p.placeID, p.dateTaken,
                              p.momentAt, p.momentYear, p.uploadedAt, p.originalURL, p.thumbnailURL, p.byteSize,
-                             p.contentType, p.etag, p.lastModified, p.latitude, p.longitude])
+                             p.contentType, p.etag, p.lastModified, p.latitude, p.longitude, p.visibility.rawValue,
+                             p.tags.joined(separator: " "), p.lastUpdate])
     }
 
     private static func regionID(named name: String, _ db: Database) throws -> Int64 {
@@ -655,7 +670,7 @@ public final class Catalog: @unchecked Sendable {
     }
 
     /// Counts are stored, not computed per listing; every write that moves photos calls this.
-    private static func recountRegions(_ db: Database) throws {
+    static func recountRegions(_ db: Database) throws {
         try db.execute(sql: """
             UPDATE region SET
                 photo_count = (SELECT count(*) FROM photo WHERE region_id = region.id AND available),
@@ -664,17 +679,17 @@ public final class Catalog: @unchecked Sendable {
             """)
     }
 
-    private static func bumpGeneration(_ db: Database) throws {
+    static func bumpGeneration(_ db: Database) throws {
         try db.execute(sql: "UPDATE library_state SET generation = generation + 1")
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try pool.read(body) } catch {
             throw CatalogError(path: path, message: "cannot read the photo library", underlying: error)
         }
     }
 
-    private func write<T>(_ body: (Database) throws -> T) throws -> T {
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard !isReadOnly else {
             throw CatalogError(path: path, message: "is open read-only: nothing was written", reason: .readOnly)
         }

@@ -70,7 +70,7 @@ public struct PhotoRecord: Equatable, Sendable {
     static let columnNames = [
         "seq", "id", "title", "description", "photographer_id", "region_id", "place_id", "date_taken", "moment_at",
         "moment_year", "uploaded_at", "original_url", "thumbnail_url", "byte_size", "content_type", "etag",
-        "last_modified", "latitude", "longitude",
+        "last_modified", "latitude", "longitude", "visibility", "tags", "views", "last_update", "album_count",
     ]
     static let columns = columnNames.joined(separator: ", ")
     /// The columns qualified by a table alias, for joins.
@@ -78,7 +78,7 @@ public struct PhotoRecord: Equatable, Sendable {
 
     /// What a directory listing needs (names, sizes, times): a third of the columns, and none of the long
     /// texts (description, URLs), which halves the cost of decoding a 17,500-photo year.
-    static let listingColumns = "seq, id, title, photographer_id, region_id, moment_at, moment_year, byte_size, content_type"
+    static let listingColumns = "seq, id, title, photographer_id, region_id, moment_at, moment_year, byte_size, content_type, visibility, album_count"
 
     /// Decodes a row selected with `listingColumns`; throws `BadRow` for a row the tree must not see.
     static func decode(listingRow row: Row) throws -> PhotoRecord {
@@ -90,7 +90,20 @@ public struct PhotoRecord: Equatable, Sendable {
         (photo.momentAt, photo.momentYear) = try moment(reader, at: 5, year: 6)
         photo.byteSize = try reader.nullableInteger(7, "byte_size", in: 1 ... CatalogLimits.maxByteSize)
         photo.contentType = try reader.nullableText(8, "content_type")
+        photo.visibility = visibility(reader, at: 9)
+        photo.albumCount = albumCount(reader, at: 10)
         return photo
+    }
+
+    /// Who may see the photo; a value that is not an integer reads as private (0400): a damaged row must
+    /// not make a private photo readable by everyone.
+    private static func visibility(_ reader: ColumnReader, at index: Int) -> PhotoVisibility {
+        PhotoVisibility(rawValue: Int(truncatingIfNeeded: reader.lenientInteger(index) ?? 0))
+    }
+
+    /// 0 ... `CatalogLimits.maxAlbumsPerPhoto`: it only adds to a link count.
+    private static func albumCount(_ reader: ColumnReader, at index: Int) -> Int {
+        Int(min(max(reader.lenientInteger(index) ?? 0, 0), CatalogLimits.maxAlbumsPerPhoto))
     }
 
     /// Decodes a row selected with `columns`, by position (by name cost 14% of a 17,000-photo listing: GRDB
@@ -115,6 +128,11 @@ public struct PhotoRecord: Equatable, Sendable {
         photo.lastModified = reader.lenientText(16)
         photo.latitude = reader.lenientReal(17)
         photo.longitude = reader.lenientReal(18)
+        photo.visibility = visibility(reader, at: 19)
+        photo.tags = (reader.lenientText(20) ?? "").split(separator: " ").map(String.init)
+        photo.views = reader.lenientInteger(21).map { max(0, $0) }
+        photo.lastUpdate = reader.lenientInteger(22)
+        photo.albumCount = albumCount(reader, at: 23)
         return photo
     }
 
@@ -157,8 +175,11 @@ public struct PhotographerRecord: Equatable, Sendable {
     public var name: String
     /// Newest moment of this photographer's photos in the region asked for (directory mtime).
     public var newestMomentAt: Int64
-    public init(id: Int64, owner: String, name: String, newestMomentAt: Int64) {
+    /// false when all those photos are private (the directory is then 0500).
+    public var hasPublicPhotos: Bool
+    public init(id: Int64, owner: String, name: String, newestMomentAt: Int64, hasPublicPhotos: Bool = true) {
         self.id = id; self.owner = owner; self.name = name; self.newestMomentAt = newestMomentAt
+        self.hasPublicPhotos = hasPublicPhotos
     }
 }
 
@@ -168,9 +189,12 @@ public struct RegionRecord: Equatable, Sendable {
     public var photoCount: Int
     public var photographerCount: Int
     public var newestMomentAt: Int64
-    public init(id: Int64, name: String, photoCount: Int, photographerCount: Int, newestMomentAt: Int64) {
+    public var hasPublicPhotos: Bool
+    public init(id: Int64, name: String, photoCount: Int, photographerCount: Int, newestMomentAt: Int64,
+                hasPublicPhotos: Bool = true) {
         self.id = id; self.name = name; self.photoCount = photoCount
         self.photographerCount = photographerCount; self.newestMomentAt = newestMomentAt
+        self.hasPublicPhotos = hasPublicPhotos
     }
 }
 
@@ -178,8 +202,10 @@ public struct YearRecord: Equatable, Sendable {
     public var year: Int
     public var photoCount: Int
     public var newestMomentAt: Int64
-    public init(year: Int, photoCount: Int, newestMomentAt: Int64) {
+    public var hasPublicPhotos: Bool
+    public init(year: Int, photoCount: Int, newestMomentAt: Int64, hasPublicPhotos: Bool = true) {
         self.year = year; self.photoCount = photoCount; self.newestMomentAt = newestMomentAt
+        self.hasPublicPhotos = hasPublicPhotos
     }
 }
 

@@ -22,6 +22,8 @@ public enum CatalogLimits {
     /// A rendition's width or height: Flickr's largest sizes are ~10,000 px; a million keeps width × height
     /// (10^12) far from overflowing Int.
     public static let dimensionRange: ClosedRange<Int64> = 1 ... 1_000_000
+    /// Albums one photo is counted in (its link count): Flickr allows 1,000 photosets an account.
+    public static let maxAlbumsPerPhoto: Int64 = 10_000
 
     /// The same rules for a photo row as SQL, for aggregates (counts, newest moments, totals) so that a
     /// directory's numbers agree with the rows its listing keeps. `moment_year` must be the UTC year of

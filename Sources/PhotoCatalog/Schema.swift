@@ -2,6 +2,8 @@
 // v2 adds what sized mounts need: every Flickr rendition (url_* with its size), the size of each rendered
 // variant (so `ls -l` and remounts know it without rendering), and square thumbnails themselves (as the
 // MVCNetworking sample keeps thumbnails in its store). A changed original drops its variants (trigger).
+// v3 adds what following an account needs: who may see each photo, tags, views and last update, albums
+// (photosets) with their ordered members, and per-listing sync state (an interrupted import resumes from it).
 // Every migration ends by setting `PRAGMA user_version` to its number, so the file says which schema it holds.
 import GRDB
 
@@ -22,7 +24,7 @@ enum Schema {
     /// table is not left to photofs to migrate or write. LibraryIdentityTests checks the list against a new library.
     static let knownTables: Set<String> = [
         "photographer", "region", "place", "photo", "recent", "library_state", "rendition", "variant", "thumbnail",
-        "grdb_migrations",
+        "album", "album_photo", "sync_state", "removed_photo", "grdb_migrations",
     ]
 
     /// The region every photo without a resolvable place goes to, so every photo is reachable under /regions.
@@ -124,6 +126,64 @@ enum Schema {
                     DELETE FROM thumbnail WHERE photo_seq = NEW.seq;
                 END;
                 PRAGMA user_version = 2;
+                """)
+        }
+        migrator.registerMigration("v3: accounts — visibility, tags, albums, sync state") { db in
+            // visibility: bits 1 public, 2 friends, 4 family (none: private); a photo imported before v3 came
+            // from getRecent or search, which list only public photos, so the default is 1.
+            // album_count is kept by the catalog's album writes: a photo's link count without a join per lookup.
+            try db.execute(sql: """
+                ALTER TABLE photo ADD COLUMN visibility INTEGER NOT NULL DEFAULT 1;
+                ALTER TABLE photo ADD COLUMN tags TEXT NOT NULL DEFAULT '';
+                ALTER TABLE photo ADD COLUMN views INTEGER;
+                ALTER TABLE photo ADD COLUMN last_update INTEGER;
+                ALTER TABLE photo ADD COLUMN album_count INTEGER NOT NULL DEFAULT 0;
+                CREATE TABLE album (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    source_id TEXT NOT NULL UNIQUE,
+                    title TEXT NOT NULL,
+                    description TEXT NOT NULL DEFAULT '',
+                    updated_at INTEGER
+                );
+                CREATE TABLE album_photo (
+                    album_id INTEGER NOT NULL REFERENCES album(id) ON DELETE CASCADE,
+                    photo_seq INTEGER NOT NULL REFERENCES photo(seq) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    PRIMARY KEY (album_id, photo_seq)
+                ) WITHOUT ROWID;
+                CREATE INDEX album_photo_by_photo ON album_photo(photo_seq);
+                CREATE TABLE sync_state (
+                    listing_key TEXT PRIMARY KEY,
+                    source_kind TEXT NOT NULL,
+                    account_id TEXT,
+                    account_name TEXT,
+                    last_sync_point TEXT,
+                    last_synced_at INTEGER,
+                    resume_mode TEXT,
+                    resume_cursor TEXT,
+                    resume_sync_point TEXT,
+                    resume_pages INTEGER NOT NULL DEFAULT 0,
+                    skipped_count INTEGER NOT NULL DEFAULT 0,
+                    video_count INTEGER NOT NULL DEFAULT 0
+                ) WITHOUT ROWID;
+                -- Photos deleted, or whose original changed, so that a running mount frees their cached bytes.
+                CREATE TABLE removed_photo (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    photo_id TEXT NOT NULL,
+                    removed_at INTEGER NOT NULL
+                );
+                CREATE TRIGGER removed_photos_are_logged AFTER DELETE ON photo
+                BEGIN
+                    INSERT INTO removed_photo(photo_id, removed_at) VALUES (OLD.id, CAST(strftime('%s', 'now') AS INTEGER));
+                END;
+                CREATE TRIGGER replaced_originals_are_logged
+                AFTER UPDATE OF original_url, etag, byte_size ON photo
+                WHEN OLD.original_url IS NOT NEW.original_url OR OLD.etag IS NOT NEW.etag
+                     OR OLD.byte_size IS NOT NEW.byte_size
+                BEGIN
+                    INSERT INTO removed_photo(photo_id, removed_at) VALUES (OLD.id, CAST(strftime('%s', 'now') AS INTEGER));
+                END;
+                PRAGMA user_version = 3;
                 """)
         }
         return migrator

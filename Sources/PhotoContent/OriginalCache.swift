@@ -209,10 +209,37 @@ public final class OriginalCache: @unchecked Sendable {
     /// changed in the catalog is never served from bytes of its previous version.
     public static func key(for source: ContentSource) -> String {
         let hash = StableHash.fnv1a64("\(source.url)\u{0}\(source.expectedSize)\u{0}\(source.contentType)\u{0}\(source.etag ?? "")")
-        let safeID = String(source.photoID.unicodeScalars.map {
+        return "\(fileNamePrefix(photoID: source.photoID))-\(String(hash, radix: 16))"
+    }
+
+    /// The start of every cache file name of a photo's bytes: its id with anything but ASCII letters and
+    /// digits as "_", at most 64 characters (variants of the photo use the id "variant-<id>").
+    static func fileNamePrefix(photoID: String) -> String {
+        String(photoID.unicodeScalars.map {
             CharacterSet.alphanumerics.contains($0) && $0.isASCII ? Character($0) : "_"
         }.prefix(64))
-        return "\(safeID)-\(String(hash, radix: 16))"
+    }
+
+    /// Frees the cached bytes of photos that were deleted or replaced: every cache file of the photo (its
+    /// original and its variants) except `keeping` (the key of the version the catalog still shows) and
+    /// files open right now. Two ids that differ only in punctuation share a prefix; freeing the other's
+    /// bytes then costs a download, never a wrong byte (the key names the version). Returns the bytes freed.
+    @discardableResult
+    public func discard(photoID: String, keeping: String?) -> Int64 {
+        let prefixes = [OriginalCache.fileNamePrefix(photoID: photoID) + "-",
+                        OriginalCache.fileNamePrefix(photoID: "variant-" + photoID) + "-"]
+        lock.lock()
+        defer { lock.unlock() }
+        var freed: Int64 = 0
+        for (key, entry) in entries where key != keeping && openCounts[key] == nil
+            && prefixes.contains(where: { key.hasPrefix($0) }) {
+            if unlink(objectsPath + "/" + key) == 0 || errno == ENOENT {
+                entries[key] = nil
+                totalBytes = max(0, totalBytes.saturatingAdd(-entry.size))
+                freed = freed.saturatingAdd(entry.size)
+            }
+        }
+        return freed
     }
 
     /// Path of a complete cached copy, or nil. Only a regular file (never a symlink planted there) of the

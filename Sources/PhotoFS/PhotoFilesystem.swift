@@ -101,6 +101,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     public let variants: VariantProducer?
     /// Listings whose photos were queued for rendering (once each until the catalog changes).
     private var listingsQueuedForRender: Set<Node> = []
+    /// How far the catalog's log of removed and replaced photos has been read (their cached bytes freed).
+    private var removedLogPosition: Int64
 
     /// `http` fetches the smaller renditions variants are rendered from (originals come through `cache`).
     /// `persistentRecents: false` keeps /recent in memory (a library this mount may not write).
@@ -115,6 +117,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
                             renderOptions: options.renderOptions, logger: logger)
         }
         seenGeneration = (try? catalog.generation(), 0)
+        removedLogPosition = (try? catalog.removedPhotoLogPosition()) ?? 0
         // A row the catalog cannot use (a damaged or hand-edited library) is left out of the tree; say so once.
         catalog.onBadRow = { [logger] problem in logger.warning("\(problem)") }
         // Our own batch moved the recent counter: the same path as another process's change then updates
@@ -232,6 +235,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
             let fresh = (try? recent.seqs()) ?? []
             invalidations += servedSet.symmetricDifference(fresh).map { .inode(Node.photo(seq: $0).inode) }
         }
+        if photosChanged { freeRemovedContent() }
         if photosChanged, let variants {
             // Variants the catalog dropped (their original or renditions changed) may render to other sizes.
             invalidations += variants.catalogChanged().map { .inode(Node.photo(seq: $0).inode) }
@@ -241,6 +245,22 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
         if !invalidations.isEmpty { invalidate?(invalidations) }
         return invalidations
+    }
+
+    /// Frees the cached bytes of photos an import deleted or replaced since the last check: a deleted photo's
+    /// bytes, and a replaced one's old version, are never served again. Called under `changeCheck`.
+    private func freeRemovedContent() {
+        guard let (ids, last) = try? catalog.removedPhotoIDs(after: removedLogPosition), !ids.isEmpty else { return }
+        removedLogPosition = last
+        var freed: Int64 = 0
+        for id in Set(ids) {
+            let current = (try? catalog.photo(id: id)).flatMap { $0 }.flatMap(contentSource).map(OriginalCache.key(for:))
+            let (sum, overflow) = freed.addingReportingOverflow(cache.discard(photoID: id, keeping: current))
+            freed = overflow ? Int64.max : sum
+        }
+        if freed > 0 {
+            logger.info("cached bytes of deleted or replaced photos freed", metadata: ["photos": "\(Set(ids).count)", "bytes": "\(freed)"])
+        }
     }
 
     /// What differs between two listings of one directory, as the kernel sees it: names gone, added or
@@ -314,7 +334,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
                 }
                 throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
             }
-            let attributes = TreeBuilder.photoAttributes(photo, linkCount: try linkCount(of: seq))
+            let attributes = TreeBuilder.photoAttributes(photo, linkCount: try linkCount(of: photo))
             return try sized(attributes, photo: photo, siblings: nil)
         default:
             return try listing(of: node).attributes
@@ -342,6 +362,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         case .region: return Node.regions.inode
         case .photographer(let region, _): return Node.region(region).inode
         case .year: return Node.moments.inode
+        case .album: return Node.albums.inode
         default: return Node.root.inode
         }
     }
@@ -425,6 +446,12 @@ public final class PhotoFilesystem: @unchecked Sendable {
             return TreeBuilder.regions(try catalog.regions(), newest: try catalog.newestMomentAt())
         case .moments:
             return TreeBuilder.years(try catalog.years(), newest: try catalog.newestMomentAt())
+        case .albums:
+            return TreeBuilder.albums(try catalog.albums(), newest: try catalog.newestMomentAt())
+        case .album(let id):
+            let photos = try catalog.photos(inAlbum: id)
+            guard !photos.isEmpty else { throw FilesystemError(.notFound, "no photos in album \(id)") }
+            return photoListing(photos, node: node, style: .title)
         case .region(let id):
             guard let region = try catalog.region(id: id) else { throw FilesystemError(.notFound, "no region \(id)") }
             return TreeBuilder.photographers(in: region, try catalog.photographers(inRegion: id))
@@ -439,16 +466,18 @@ public final class PhotoFilesystem: @unchecked Sendable {
                                 style: .moment)
         case .recent:
             return TreeBuilder.photos(try recent.photos(), in: .recent, style: .title,
-                                      fileExtension: variantExtension) { _ in 3 }
+                                      fileExtension: variantExtension) { TreeBuilder.linkCount(of: $0, inRecent: true) }
         case .photo:
             throw FilesystemError(.notADirectory, "a photo is not a directory")
         }
     }
 
-    /// Listings store a photo's base link count (2); `current` adds /recent's at reply time, so a photo
-    /// entering /recent does not invalidate every listing that shows it.
+    /// Listings store a photo's link count without /recent (2 + its albums); `current` adds /recent's at
+    /// reply time, so a photo entering /recent does not invalidate every listing that shows it.
     private func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) -> DirectoryListing {
-        TreeBuilder.photos(photos, in: node, style: style, fileExtension: variantExtension) { _ in 2 }
+        TreeBuilder.photos(photos, in: node, style: style, fileExtension: variantExtension) {
+            TreeBuilder.linkCount(of: $0, inRecent: false)
+        }
     }
 
     /// Square thumbnails are PNG whatever the original; `fit` variants keep the photo's format.
@@ -512,9 +541,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
         switch attributes.node {
         case .photo(let seq):
             var updated = attributes
-            updated.linkCount = try linkCount(of: seq)
+            let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(seq)
+            updated.linkCount = TreeBuilder.linkCount(albumLinks: attributes.albumLinks, inRecent: inRecent)
             return updated
-        case .regions, .moments, .recent:
+        case .regions, .moments, .recent, .albums:
             return try listing(of: attributes.node).attributes
         default:
             return attributes
@@ -525,9 +555,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
         try photoRows.value(for: seq) { try catalogRead(logging: logger) { try catalog.photo(seq: seq) } }
     }
 
-    /// A photo has a name in /regions and in /moments, and a third while it is in /recent.
-    private func linkCount(of seq: Int64) throws -> UInt32 {
-        try catalogRead(logging: logger) { try recent.seqs() }.contains(seq) ? 3 : 2
+    /// A photo's names: /regions, /moments, each album, and /recent while it is there.
+    private func linkCount(of photo: PhotoRecord) throws -> UInt32 {
+        let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(photo.seq)
+        return TreeBuilder.linkCount(of: photo, inRecent: inRecent)
     }
 
     // MARK: Content
@@ -545,7 +576,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
         guard let photo = try photoRow(seq), let source = contentSource(photo) else {
             throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
         }
-        var attributes = TreeBuilder.photoAttributes(photo, linkCount: (try? linkCount(of: seq)) ?? 2)
+        var attributes = TreeBuilder.photoAttributes(photo, linkCount: (try? linkCount(of: photo))
+                                                     ?? TreeBuilder.linkCount(of: photo, inRecent: false))
         var variantBytes: Data?
         var variantIdentity = ""
         if let variants {

@@ -5,14 +5,20 @@ import PhotoCatalog
 import PhotoContent
 
 public struct LibraryImportOptions: Sendable {
-    /// Stop after this many pages (nil: the whole listing).
+    /// Stop after this many pages (nil: the whole listing). A listing cut short records no sync point and
+    /// finds no deletions: it did not see everything.
     public var maxPages: Int?
     /// `measure` calls in flight at once. 8 keeps a loopback or CDN origin busy without looking like abuse.
     public var measureConcurrency = 8
+    /// List everything even when the source could list only what changed since the last import.
+    public var full = false
+    /// Import the account's albums (sources without albums list none).
+    public var albums = true
     public init() {}
 }
 
-/// Why an import stopped. The catalog is unchanged whenever one is thrown; the message holds no secret.
+/// Why an import stopped. What earlier pages committed stays (each page is one transaction), and the next
+/// import continues after them; the message holds no secret.
 public struct ImportError: Error, CustomStringConvertible {
     public var message: String
     public init(message: String) { self.message = message }
@@ -20,6 +26,10 @@ public struct ImportError: Error, CustomStringConvertible {
 }
 
 public struct ImportReport: Sendable {
+    public enum Mode: String, Sendable { case full, changes }
+    public var mode = Mode.full
+    /// The page this import continued from when an earlier one was interrupted (nil: it started afresh).
+    public var resumedAfterPage: Int?
     public var summary: ImportSummary
     public var pages = 0
     public var photosListed = 0
@@ -30,6 +40,13 @@ public struct ImportReport: Sendable {
     public var unavailable: [(id: String, reason: String)] = []
     /// Records the source could not use, one per record, in listing order.
     public var skipped: [SkippedRecord] = []
+    /// Videos the listing had; photofs shows photos only.
+    public var videos = 0
+    /// Photos deleted at the origin and removed from the library (their cached bytes may be freed).
+    public var removed: [PhotoRecord] = []
+    public var albums = AlbumSummary()
+    /// Albums whose members were listed again (new or changed since the last import).
+    public var albumsListed = 0
     public init(summary: ImportSummary = ImportSummary()) { self.summary = summary }
 
     /// Skipped records per field at fault ("id": 2, "url": 1).
@@ -42,55 +59,127 @@ public protocol ImportProgress: AnyObject {
     func finish()
 }
 
+/// Lists a source into the catalog page by page. Each page is one transaction that also moves the listing's
+/// resume point, so an interrupted import (Ctrl-C, a lost connection) leaves only complete photos and the
+/// next one continues after the last committed page. A source that can list changes is followed
+/// incrementally after its first complete import; one that follows an account also has its deletions found
+/// (by listing its ids) and its albums kept.
 public final class LibraryImporter {
     private let catalog: Catalog
     private let source: PhotoSource
     private let options: LibraryImportOptions
     private let progress: ImportProgress?
     private let logger: Logger
+    private let clock: @Sendable () -> Date
 
     public init(catalog: Catalog, source: PhotoSource, options: LibraryImportOptions = LibraryImportOptions(),
-                progress: ImportProgress?, logger: Logger) {
+                progress: ImportProgress?, logger: Logger, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.catalog = catalog
         self.source = source
         self.options = options
         self.progress = progress
         self.logger = logger
+        self.clock = clock
     }
 
     public func run() throws -> ImportReport {
         var report = ImportReport()
         defer { progress?.finish() }
+        try source.prepare()
+        let key = source.listingKey
+        var state = try catalog.syncState(listingKey: key) ?? SyncState(listingKey: key, sourceKind: source.kind)
+        state.sourceKind = source.kind
+        if let account = source.account {
+            state.accountID = account.id
+            state.accountName = account.name
+        }
 
-        // 1. The listing, page by page. A photo seen twice (lists shift while paging) is kept once, last wins.
-        var photos: [SourcePhoto] = []
-        var position: [String: Int] = [:]
-        var cursor: PageCursor?
-        var finished = false
-        repeat {
+        // Where to start: an interrupted import of the same kind is continued; otherwise changes since the
+        // last complete import when the source can list them, else everything.
+        var resume: ResumePoint
+        if let interrupted = state.resume, !options.full || interrupted.mode == .full,
+           interrupted.mode == .full || state.lastSyncPoint != nil {
+            resume = interrupted
+            report.resumedAfterPage = interrupted.pages
+            logger.info("continuing an interrupted import", metadata: [
+                "listing": "\(key)", "pages done": "\(interrupted.pages)", "mode": "\(interrupted.mode.rawValue)",
+            ])
+        } else {
+            let point = try source.syncPoint()?.token
+            let incremental = !options.full && point != nil && state.lastSyncPoint != nil
+            resume = ResumePoint(mode: incremental ? .changes : .full, cursor: nil, syncPoint: point, pages: 0)
+            state.skippedCount = 0
+            state.videoCount = 0
+        }
+        report.mode = resume.mode == .changes ? .changes : .full
+
+        // 1. The listing, page by page, each committed with the resume point that follows it.
+        var seen = Set<String>()
+        var listingDone = resume.pages > 0 && resume.cursor == nil
+        var cutShort = false
+        while !listingDone {
             progress?.update(stage: "pages", done: report.pages, total: nil)
-            let page = try source.listPage(cursor)
+            let cursor = resume.cursor.map(PageCursor.init(token:))
+            let page: SourcePage
+            if resume.mode == .changes, let since = state.lastSyncPoint {
+                page = try source.changesPage(since: SyncPoint(token: since), cursor: cursor)
+            } else {
+                page = try source.listPage(cursor)
+            }
             report.pages += 1
+            report.videos += page.videos
             for skipped in page.skipped {
                 logger.warning("\(source.kind) record skipped", metadata: [
                     "photo": "\(skipped.id ?? "(none)")", "field": "\(skipped.field)", "reason": "\(skipped.reason)",
                 ])
             }
             report.skipped += page.skipped
+            // A photo listed twice in a page is kept once, the last (lists shift while paging).
+            var photos: [SourcePhoto] = []
+            var position: [String: Int] = [:]
             for photo in page.photos {
                 if let existing = position[photo.id] { photos[existing] = photo } else {
                     position[photo.id] = photos.count
                     photos.append(photo)
                 }
+                seen.insert(photo.id)
             }
-            cursor = page.next
-            finished = cursor == nil || options.maxPages.map { report.pages >= $0 } ?? false
-            // The stage is done when the listing is, whatever page count the source announced.
-            progress?.update(stage: "pages", done: report.pages, total: finished ? report.pages : page.pageCount)
-        } while !finished
-        report.photosListed = photos.count
+            let next = page.next
+            cutShort = next != nil && options.maxPages.map { report.pages >= $0 } ?? false
+            listingDone = next == nil || cutShort
+            resume.cursor = cutShort ? nil : next?.token
+            resume.pages += 1
+            state.resume = resume
+            state.skippedCount += page.skipped.count
+            state.videoCount += page.videos
+            try commit(photos, state: state, into: &report)
+            progress?.update(stage: "pages", done: report.pages, total: listingDone ? report.pages : page.pageCount)
+        }
+        report.photosListed = seen.count
 
-        // 2. Places: each new place id is resolved once; a place the catalog knows is not asked again.
+        // 2. Deletions: photos of the account that a complete id listing no longer has.
+        if !cutShort, let account = source.account {
+            try removeDeleted(of: account, into: &report)
+        }
+
+        // 3. Albums, listing members again only for albums new or changed since the last import.
+        if options.albums, !cutShort, source.account != nil {
+            try importAlbums(into: &report)
+        }
+
+        // 4. Done: the next import lists changes from the point taken before this one began.
+        state.resume = nil
+        if !cutShort {
+            state.lastSyncPoint = resume.syncPoint
+            state.lastSyncedAt = Int64(clock().timeIntervalSince1970)
+        }
+        try catalog.saveSyncState(state)
+        return report
+    }
+
+    /// Places, sizes and one transaction for one page's photos.
+    private func commit(_ photos: [SourcePhoto], state: SyncState, into report: inout ImportReport) throws {
+        // Places: each new place id is resolved once; a place the catalog knows is not asked again.
         let known = try catalog.knownPlaceIDs()
         let newPlaces = Array(Set(photos.compactMap(\.placeID)).subtracting(known)).sorted()
         var resolutions: [PlaceResolution] = []
@@ -98,10 +187,9 @@ public final class LibraryImporter {
             progress?.update(stage: "places", done: index, total: newPlaces.count)
             resolutions.append(try source.resolvePlace(placeID))
         }
-        report.placesResolved = resolutions.count
-        progress?.update(stage: "places", done: newPlaces.count, total: newPlaces.count)
+        report.placesResolved += resolutions.count
 
-        // 3. Exact sizes: measure every original the catalog does not already know at this URL.
+        // Exact sizes: only originals the catalog does not already know at this URL.
         var existing: [String: PhotoRecord] = [:]
         for photo in photos { if let record = try catalog.photo(id: photo.id) { existing[photo.id] = record } }
         let toMeasure = photos.filter { photo in
@@ -109,9 +197,8 @@ public final class LibraryImporter {
             return old.originalURL != photo.originalURL || !old.isAvailable
         }
         let measured = measure(toMeasure.map { ($0.id, $0.originalURL) })
-        report.sizesMeasured = measured.count
+        report.sizesMeasured += measured.count
 
-        // 4. One transaction: all of it or nothing.
         var imported: [ImportedPhoto] = []
         for photo in photos {
             var record = photo.catalogRecord()
@@ -136,12 +223,68 @@ public final class LibraryImporter {
             imported.append(ImportedPhoto(photo: record, owner: photo.owner, ownerName: photo.ownerName,
                                           renditions: photo.renditions))
         }
+        let summary: ImportSummary
         do {
-            report.summary = try catalog.applyImport(places: resolutions, photos: imported)
+            summary = try catalog.applyImport(places: resolutions, photos: imported, state: state)
         } catch {
             throw ImportError(message: "could not write the library: \(error)")
         }
-        return report
+        report.summary.added += summary.added
+        report.summary.updated += summary.updated
+        report.summary.unchanged += summary.unchanged
+        report.summary.regions = summary.regions
+    }
+
+    /// Lists every id the account has and removes the account's photos that are not among them.
+    private func removeDeleted(of account: SourceAccount, into report: inout ImportReport) throws {
+        var ids = Set<String>()
+        var cursor: PageCursor?
+        var pages = 0
+        repeat {
+            progress?.update(stage: "ids", done: pages, total: nil)
+            guard let page = try source.idPage(cursor) else { return } // the source cannot list ids
+            ids.formUnion(page.ids)
+            cursor = page.next
+            pages += 1
+        } while cursor != nil
+        let owner = SourceIdentifier.encoded(account.id) ?? account.id
+        let local = try catalog.photoIDs(owner: owner)
+        let gone = local.subtracting(ids)
+        // An empty id list against a library full of the account's photos is more likely a broken answer than
+        // an account emptied in one go: nothing is deleted on its word.
+        if ids.isEmpty && !local.isEmpty {
+            logger.warning("the account listed no photo ids; nothing deleted", metadata: ["account": "\(account.id)"])
+            return
+        }
+        guard !gone.isEmpty else { return }
+        report.removed = try catalog.removePhotos(ids: gone.sorted())
+        logger.info("photos deleted at the origin removed", metadata: ["count": "\(report.removed.count)"])
+    }
+
+    private func importAlbums(into report: inout ImportReport) throws {
+        let albums = try source.albums()
+        let known = try catalog.albumUpdateTimes()
+        var imports: [AlbumImport] = []
+        for (index, album) in albums.enumerated() {
+            progress?.update(stage: "albums", done: index, total: albums.count)
+            var members: [String]?
+            // Same update time as stored: its members did not change (Flickr moves date_update with them).
+            if options.full || known[album.id] == nil || known[album.id] != album.updatedAt || album.updatedAt == nil {
+                var ids: [String] = []
+                var cursor: PageCursor?
+                repeat {
+                    let page = try source.albumMembersPage(album.id, cursor: cursor)
+                    ids += page.ids
+                    cursor = page.next
+                } while cursor != nil
+                members = ids
+                report.albumsListed += 1
+            }
+            imports.append(AlbumImport(sourceID: album.id, title: album.title, description: album.description,
+                                       updatedAt: album.updatedAt, memberIDs: members))
+        }
+        progress?.update(stage: "albums", done: albums.count, total: albums.count)
+        report.albums = try catalog.applyAlbums(imports, keepingOnly: Set(albums.map(\.id)))
     }
 
     /// Measures the originals, `measureConcurrency` at a time.

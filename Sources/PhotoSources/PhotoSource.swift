@@ -16,6 +16,11 @@ public protocol PhotoSource: AnyObject, Sendable {
     /// refused, not JSON), and ends the import with the library unchanged.
     func listPage(_ cursor: PageCursor?) throws -> SourcePage
 
+    /// Resolves what the listing follows (Flickr: who `me` or a user name is) before anything is listed or
+    /// written; an error here ends the import with the library untouched. `listingKey` and `account` are
+    /// read after it.
+    func prepare() throws
+
     /// What this source follows, as a stable text ("flickr user 12345678@N01", "flickr flickr.photos.search
     /// tags=harbour"): an interrupted import resumes, and an incremental one starts, only from state kept
     /// under the same key.
@@ -70,8 +75,11 @@ public struct SourcePage: Sendable {
     public var next: PageCursor?
     /// How many pages the source says the listing has, when it says.
     public var pageCount: Int?
-    public init(photos: [SourcePhoto], skipped: [SkippedRecord], next: PageCursor?, pageCount: Int?) {
+    /// Videos on this page, left out (photofs shows photos) and counted in the import's summary.
+    public var videos: Int
+    public init(photos: [SourcePhoto], skipped: [SkippedRecord], next: PageCursor?, pageCount: Int?, videos: Int = 0) {
         self.photos = photos; self.skipped = skipped; self.next = next; self.pageCount = pageCount
+        self.videos = videos
     }
 }
 
@@ -249,6 +257,11 @@ public struct SourcePhoto: Equatable, Sendable {
 }
 
 extension SkippedRecord: Error {}
+
+extension PhotoSource {
+    /// Most sources have nothing to resolve.
+    public func prepare() throws {}
+}
 
 extension SourcePhoto {
     /// The catalog row for this photo, before measuring (no size or type yet) and before the catalog

@@ -2,19 +2,31 @@
 import Foundation
 import PhotoCatalog
 
-/// What `stat` shows for a node. Files are 0444, directories 0555; owner and group are filled by the
-/// filesystem layer (the mounting user).
+/// What `stat` shows for a node. Files are 0444, directories 0555; a photo that is not public at its origin is
+/// 0400, and a directory that holds only such photos 0500, so with `default_permissions` and `allow_other`
+/// other local users cannot read them. Owner and group are filled by the filesystem layer (the mounting user).
 public struct NodeAttributes: Equatable, Sendable {
     public var node: Node
     public var size: Int64
     /// Seconds since 1970: a photo's date taken, a directory's newest photo's.
     public var mtime: Int64
     public var linkCount: UInt32
+    /// Only the owner may read it (a private photo, or a directory of nothing else).
+    public var isPrivate = false
+    /// A photo's names in /albums (each one more link); `TreeBuilder.linkCount` adds /recent's at reply time.
+    public var albumLinks: UInt32 = 0
 
     public var inode: UInt64 { node.inode }
     public var isDirectory: Bool { node.isDirectory }
-    /// Permission bits: read-only for everyone, directories searchable.
-    public var permissions: UInt32 { isDirectory ? 0o555 : 0o444 }
+    /// Permission bits: read-only, directories searchable; for everyone, or for the owner only when private.
+    public var permissions: UInt32 {
+        switch (isDirectory, isPrivate) {
+        case (true, false): return 0o555
+        case (true, true): return 0o500
+        case (false, false): return 0o444
+        case (false, true): return 0o400
+        }
+    }
     /// The I/O size `stat` reports; also the size FUSE reports for directories (st_size of a directory is
     /// not a byte count anywhere; 4096 is what ext4 shows and what tools expect).
     public static let directorySize: Int64 = 4096
@@ -65,26 +77,58 @@ public enum TreeBuilder {
 
     /// A directory's link count is 2 + its subdirectories (`.` and its entry in the parent); counts come from
     /// the catalog's stored numbers, so a negative one counts as 0 and a huge one stops at UInt32.max.
-    public static func directoryAttributes(_ node: Node, newest: Int64, subdirectories: Int) -> NodeAttributes {
+    public static func directoryAttributes(_ node: Node, newest: Int64, subdirectories: Int,
+                                           isPrivate: Bool = false) -> NodeAttributes {
         let links = UInt32(clamping: max(0, subdirectories)).addingReportingOverflow(2)
         return NodeAttributes(node: node, size: NodeAttributes.directorySize, mtime: newest,
-                              linkCount: links.overflow ? UInt32.max : links.partialValue)
+                              linkCount: links.overflow ? UInt32.max : links.partialValue, isPrivate: isPrivate)
     }
 
-    /// A photo's attributes; `linkCount` is the number of trees that show it (regions, moments, maybe recent).
+    /// A photo's attributes; `linkCount` is the number of names it has (see `linkCount(of:inRecent:)`).
     /// The size is kept within 0...1 TiB (`CatalogLimits.maxByteSize`, the catalog's own bound), so the layers
     /// below can round it up to blocks or pages without overflowing.
     public static func photoAttributes(_ photo: PhotoRecord, linkCount: UInt32) -> NodeAttributes {
         let size = min(max(photo.byteSize ?? 0, 0), CatalogLimits.maxByteSize)
-        return NodeAttributes(node: .photo(seq: photo.seq), size: size, mtime: photo.momentAt, linkCount: linkCount)
+        return NodeAttributes(node: .photo(seq: photo.seq), size: size, mtime: photo.momentAt, linkCount: linkCount,
+                              isPrivate: !photo.visibility.isPublic,
+                              albumLinks: UInt32(clamping: max(0, photo.albumCount)))
     }
 
+    /// A photo has a name in /regions and in /moments, one in each album that holds it, and one more while
+    /// it is in /recent. Saturates instead of overflowing.
+    public static func linkCount(albumLinks: UInt32, inRecent: Bool) -> UInt32 {
+        let (sum, overflow) = albumLinks.addingReportingOverflow(inRecent ? 3 : 2)
+        return overflow ? UInt32.max : sum
+    }
+
+    public static func linkCount(of photo: PhotoRecord, inRecent: Bool) -> UInt32 {
+        linkCount(albumLinks: UInt32(clamping: max(0, photo.albumCount)), inRecent: inRecent)
+    }
+
+    /// The top directories, always present (an empty /albums for a library without albums, so the layout
+    /// does not depend on what was imported).
     public static func root(newest: Int64) -> DirectoryListing {
-        let entries = [("regions", Node.regions), ("moments", .moments), ("recent", .recent)].map { name, node in
-            DirectoryEntry(name: name, attributes: directoryAttributes(node, newest: newest, subdirectories: 0))
-        }
-        return DirectoryListing(attributes: directoryAttributes(.root, newest: newest, subdirectories: 3),
+        let entries = [("regions", Node.regions), ("moments", .moments), ("recent", .recent), ("albums", .albums)]
+            .map { name, node in
+                DirectoryEntry(name: name, attributes: directoryAttributes(node, newest: newest, subdirectories: 0))
+            }
+        return DirectoryListing(attributes: directoryAttributes(.root, newest: newest, subdirectories: entries.count),
                                 entries: entries)
+    }
+
+    /// `/albums`: one directory per album with photos, named by its title and de-duplicated by the source's
+    /// album id (two albums called "Holiday" become "Holiday" and "Holiday (72157…)"), in album id order.
+    public static func albums(_ albums: [AlbumRecord], newest: Int64) -> DirectoryListing {
+        var namer = UniqueNamer()
+        let entries = albums.sorted { $0.id < $1.id }.map { album in
+            DirectoryEntry(
+                name: namer.claim(stem: FileNaming.sanitize(album.title, fallback: fallbackDirectoryName),
+                                  id: album.sourceID, extension: nil),
+                attributes: directoryAttributes(.album(album.id), newest: album.newestMomentAt, subdirectories: 0,
+                                                isPrivate: !album.hasPublicPhotos))
+        }
+        return DirectoryListing(attributes: directoryAttributes(.albums, newest: newest, subdirectories: entries.count),
+                                entries: sortedByName(entries))
     }
 
     /// `/regions`: one directory per region that has photos; region ids order the de-duplication.
@@ -95,7 +139,8 @@ public enum TreeBuilder {
                 name: namer.claim(stem: FileNaming.sanitize(region.name, fallback: fallbackDirectoryName),
                                   id: String(region.id), extension: nil),
                 attributes: directoryAttributes(.region(region.id), newest: region.newestMomentAt,
-                                                subdirectories: region.photographerCount))
+                                                subdirectories: region.photographerCount,
+                                                isPrivate: !region.hasPublicPhotos))
         }
         return DirectoryListing(attributes: directoryAttributes(.regions, newest: newest,
                                                                 subdirectories: entries.count),
@@ -111,10 +156,12 @@ public enum TreeBuilder {
                 name: namer.claim(stem: FileNaming.sanitize(photographer.name, fallback: fallbackDirectoryName),
                                   id: photographer.owner, extension: nil),
                 attributes: directoryAttributes(.photographer(region: region.id, photographer: photographer.id),
-                                                newest: photographer.newestMomentAt, subdirectories: 0))
+                                                newest: photographer.newestMomentAt, subdirectories: 0,
+                                                isPrivate: !photographer.hasPublicPhotos))
         }
         return DirectoryListing(attributes: directoryAttributes(.region(region.id), newest: region.newestMomentAt,
-                                                                subdirectories: entries.count),
+                                                                subdirectories: entries.count,
+                                                                isPrivate: !region.hasPublicPhotos),
                                 entries: sortedByName(entries))
     }
 
@@ -127,7 +174,7 @@ public enum TreeBuilder {
         let entries = shown.map { year in
             DirectoryEntry(name: yearName(year.year),
                            attributes: directoryAttributes(.year(year.year), newest: year.newestMomentAt,
-                                                           subdirectories: 0))
+                                                           subdirectories: 0, isPrivate: !year.hasPublicPhotos))
         }
         return DirectoryListing(attributes: directoryAttributes(.moments, newest: newest,
                                                                 subdirectories: entries.count),
@@ -153,7 +200,10 @@ public enum TreeBuilder {
             names[photo.seq].map { DirectoryEntry(name: $0, attributes: photoAttributes(photo, linkCount: linkCount(photo))) }
         }
         let newest = photos.map(\.momentAt).max() ?? 0
-        return DirectoryListing(attributes: directoryAttributes(node, newest: newest, subdirectories: 0),
+        // A directory of only private photos is private too, except /recent, which is always there.
+        let isPrivate = node != .recent && !photos.isEmpty && !photos.contains { $0.visibility.isPublic }
+        return DirectoryListing(attributes: directoryAttributes(node, newest: newest, subdirectories: 0,
+                                                                isPrivate: isPrivate),
                                 entries: entries)
     }
 

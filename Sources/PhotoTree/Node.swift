@@ -2,16 +2,18 @@
 // same across remounts and needs no table.
 import Foundation
 
-/// Every object in the mounted tree. A photo is one node wherever it appears (/regions, /moments, /recent),
+/// Every object in the mounted tree. A photo is one node wherever it appears (/regions, /moments, /recent, /albums),
 /// so it has one inode number and `ls -i` shows the same number in every tree.
 public enum Node: Hashable, Sendable {
     case root
     case regions
     case moments
     case recent
+    case albums
     case region(Int64)
     case photographer(region: Int64, photographer: Int64)
     case year(Int)
+    case album(Int64)
     case photo(seq: Int64)
 
     // The top byte of an inode number says what kind of node it is; the rest holds catalog ids.
@@ -23,7 +25,7 @@ public enum Node: Hashable, Sendable {
     private static let payloadMask: UInt64 = (1 << kindShift) - 1
     private static let idBits: UInt64 = 28
     private static let idMask: UInt64 = (1 << idBits) - 1
-    private enum Kind: UInt64 { case fixed = 0, photo = 1, region = 2, photographer = 3, year = 4 }
+    private enum Kind: UInt64 { case fixed = 0, photo = 1, region = 2, photographer = 3, year = 4, album = 5 }
 
     /// Bits of the payload that a catalog id fills, for any Int64 or Int, without trapping.
     private static func field<Value: BinaryInteger>(_ value: Value, mask: UInt64) -> UInt64 {
@@ -36,12 +38,14 @@ public enum Node: Hashable, Sendable {
         case .regions: return 2
         case .moments: return 3
         case .recent: return 4
+        case .albums: return 5
         case .photo(let seq): return Kind.photo.rawValue << Node.kindShift | Node.field(seq, mask: Node.payloadMask)
         case .region(let id): return Kind.region.rawValue << Node.kindShift | Node.field(id, mask: Node.payloadMask)
         case .photographer(let region, let photographer):
             return Kind.photographer.rawValue << Node.kindShift | Node.field(region, mask: Node.idMask) << Node.idBits
                 | Node.field(photographer, mask: Node.idMask)
         case .year(let year): return Kind.year.rawValue << Node.kindShift | Node.field(year, mask: Node.payloadMask)
+        case .album(let id): return Kind.album.rawValue << Node.kindShift | Node.field(id, mask: Node.payloadMask)
         }
     }
 
@@ -54,6 +58,7 @@ public enum Node: Hashable, Sendable {
             case 2: self = .regions
             case 3: self = .moments
             case 4: self = .recent
+            case 5: self = .albums
             default: return nil
             }
         case .photo: self = .photo(seq: Int64(payload))
@@ -61,6 +66,7 @@ public enum Node: Hashable, Sendable {
         case .photographer:
             self = .photographer(region: Int64(payload >> Node.idBits), photographer: Int64(payload & Node.idMask))
         case .year: self = .year(Int(payload))
+        case .album: self = .album(Int64(payload))
         case nil: return nil
         }
     }

@@ -23,8 +23,11 @@ final class MemorySource: PhotoSource, @unchecked Sendable {
     private(set) var measured: [String] = []
     private(set) var placesAsked: [String] = []
 
+    var pagesAsked: [Int] = []
+
     func listPage(_ cursor: PageCursor?) throws -> SourcePage {
         let index = cursor.flatMap { Int($0.token) } ?? 0
+        pagesAsked.append(index)
         if index == failOnPage { throw ImportError(message: "page \(index) unreachable") }
         return pages[index]
     }
@@ -123,18 +126,30 @@ final class PhotoSourceTests: XCTestCase {
 
         // A second import measures nothing already measured at the same URL, and asks no place again.
         let again = try LibraryImporter(catalog: catalog, source: source, progress: nil, logger: log.logger()).run()
-        XCTAssertEqual(again.sizesMeasured, 1, "only the photo that could not be measured is asked again")
+        // Only the photo that could not be measured is asked again, and a1, whose two pages give two URLs:
+        // each page is committed on its own, so each of its URLs is new to the library when its page comes.
+        XCTAssertEqual(again.sizesMeasured, 3)
         XCTAssertEqual(again.placesResolved, 0)
     }
 
-    func testAPageThatFailsLeavesTheLibraryUnchanged() throws {
+    /// Each page is one transaction with the listing's resume point: a page that fails keeps the pages
+    /// before it, complete, and the next import asks only for the pages after them.
+    func testAPageThatFailsKeepsThePagesBeforeItAndTheNextImportContinues() throws {
         let source = try memorySource()
         source.failOnPage = 1
         XCTAssertThrowsError(try LibraryImporter(catalog: catalog, source: source, progress: nil, logger: log.logger()).run()) {
             XCTAssertEqual("\($0)", "page 1 unreachable")
         }
-        XCTAssertEqual(try catalog.allPhotos().count, 0)
-        XCTAssertTrue(source.measured.isEmpty, "nothing is measured before the whole listing is read")
+        let firstPage = Set(source.pages[0].photos.map(\.id))
+        XCTAssertEqual(Set(try catalog.allPhotos().map(\.id)), firstPage)
+        XCTAssertEqual(try catalog.syncState(listingKey: "scripted")?.resume?.cursor, "1")
+        source.failOnPage = nil
+        source.pagesAsked = []
+        let report = try LibraryImporter(catalog: catalog, source: source, progress: nil, logger: log.logger()).run()
+        XCTAssertEqual(report.resumedAfterPage, 1)
+        XCTAssertEqual(source.pagesAsked, [1], "the committed page is not fetched again")
+        XCTAssertEqual(Set(try catalog.allPhotos().map(\.id)), firstPage.union(source.pages[1].photos.map(\.id)))
+        XCTAssertNil(try catalog.syncState(listingKey: "scripted")?.resume, "a complete import leaves no resume point")
     }
 
     func testMaxPagesStopsTheListing() throws {
