@@ -217,7 +217,8 @@ public struct APIRetryPolicy: Sendable, Equatable {
             guard throttled < throttledAttempts else {
                 return .giveUp(reason: "the server still answered HTTP \(status) after \(throttled) attempts")
             }
-            if let asked = error.retryAfter {
+            // Retry-After from the network: NaN, infinite or negative counts as absent (and cannot trap below).
+            if let asked = error.retryAfter, asked.isFinite, asked >= 0 {
                 guard asked <= maxServerWait else {
                     let when = Date().addingTimeInterval(min(asked, 31_536_000))
                     return .giveUp(reason: "the server asked to wait \(Int(min(asked, 999_999_999))) s (until "

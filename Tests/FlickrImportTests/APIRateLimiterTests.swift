@@ -182,6 +182,11 @@ final class APIRateLimiterTests: XCTestCase {
             XCTAssertTrue(reason.contains("asked to wait 3600 s"), reason)
             XCTAssertTrue(reason.contains("longer than the 60 s"), reason)
         } else { XCTFail("an hour is not waited for") }
+        // A Retry-After that is not a duration (only a hand-built error can carry one) counts as absent.
+        for nonsense in [TimeInterval.nan, .infinity, -.infinity, -3] {
+            XCTAssertEqual(policy.decide(after: error(429, nonsense), attempt: 1, throttledSoFar: 0, http: http),
+                           .retry(after: 2, hold: true), "\(nonsense)")
+        }
         // 503 without Retry-After and other 5xx: the HTTP client's attempts and backoff, no hold.
         guard case .retry(let wait, false) = policy.decide(after: error(503), attempt: 1, throttledSoFar: 0, http: http) else {
             return XCTFail("a 503 without Retry-After is an ordinary failure")
