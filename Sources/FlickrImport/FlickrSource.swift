@@ -30,6 +30,8 @@ public struct FlickrSourceOptions: Sendable {
     public var staticHost = FlickrSourceOptions.defaultStaticHost
     /// The local clock, seconds since 1970, for `syncPoint()` (tests fix it).
     public var now: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+    /// The API call budget (`--api-rate`), used when the source is not given a shared `APIRateLimiter`.
+    public var apiRate = APIRateLimit.flickrDefault
     public init() {}
 }
 
@@ -48,18 +50,24 @@ public final class FlickrSource: PhotoSource {
     let logger: Logger
     /// The account mode's user, once resolved (see `resolveUser()`).
     let resolved = FlickrResolvedUser()
+    /// Every REST call of this source takes a permit here first; its statistics say how long calls waited.
+    public let rateLimiter: APIRateLimiter
 
     /// The source owns its HTTP client, so it can give it a logger that redacts this source's secrets
-    /// from every line (the client logs request URLs when it retries).
+    /// from every line (the client logs request URLs when it retries). `rateLimiter` is shared by every call
+    /// (nil: a new one at `options.apiRate`); give one with an observer to show its waits in progress.
     public init(options: FlickrSourceOptions, credentials: SourceCredentials,
-                http configuration: HTTPConfiguration = HTTPConfiguration(), logger: Logger) {
+                http configuration: HTTPConfiguration = HTTPConfiguration(), rateLimiter: APIRateLimiter? = nil,
+                logger: Logger) {
         self.options = options
         self.credentials = credentials
         redactor = credentials.redactor
         self.logger = RedactingLogHandler.logger(logger, redactor: redactor)
         http = HTTPClient(configuration: configuration, logger: self.logger)
         measurer = HTTPContentMeasurer(http: http, redactor: redactor)
-        rest = FlickrREST(endpoint: options.endpoint, credentials: credentials, http: http, redactor: redactor)
+        self.rateLimiter = rateLimiter ?? APIRateLimiter(limit: options.apiRate)
+        rest = FlickrREST(endpoint: options.endpoint, credentials: credentials, http: http, redactor: redactor,
+                          limiter: self.rateLimiter, logger: self.logger)
     }
 
     /// One REST call (see `FlickrREST.call`).

@@ -105,10 +105,10 @@ public struct OriginLibrary: Sendable {
 }
 
 /// Serves `/services/rest/` (flickr.photos.getRecent, flickr.photos.search, flickr.places.getInfo,
-/// flickr.test.login, and a member's library: OriginAccountMethods.swift) and image bytes at `/photos/...`
-/// and at Flickr's static URL paths (`/{server}/{id}_{secret}_{suffix}.jpg`) with Content-Length, Range and
-/// ETag. Tests change its behaviour through the fault hooks and edits, and read its request counters and
-/// REST call log.
+/// flickr.test.login, and a member's library: OriginAccountMethods.swift), `/services/oauth/` (sign-in,
+/// OriginOAuthEndpoints.swift) and image bytes at `/photos/...` and at Flickr's static URL paths
+/// (`/{server}/{id}_{secret}_{suffix}.jpg`) with Content-Length, Range and ETag. Tests change its behaviour
+/// through the fault hooks and edits, and read its request counters and REST call log.
 public final class FlickrOriginServer: @unchecked Sendable {
     public static let restPath = "/services/rest/"
     /// The app's key (also its OAuth consumer key) and its secret (the consumer secret).
@@ -117,6 +117,9 @@ public final class FlickrOriginServer: @unchecked Sendable {
     let lock = NSLock()
     /// Issued access tokens and seen nonces (guarded by `lock`, through `withLock`).
     var tokens = OriginTokens()
+    /// Request tokens of the sign-in flow, and scripted throttling (OriginOAuthEndpoints.swift; guarded by `lock`).
+    var oauthFlow = OriginOAuthFlow()
+    var throttling = OriginThrottling()
     var library: OriginLibrary
     var images: [String: OriginImage] = [:]
     private var server: LoopbackHTTPServer!
@@ -249,6 +252,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
             return handleREST(request)
         }
         if request.path.hasPrefix("/photos/") || OriginPhoto.isStaticPath(request.path) { return handleImage(request) }
+        if let answer = handleOAuth(request) { return answer }
         return .text(404, "not found")
     }
 
@@ -256,7 +260,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
         lock.lock()
         let scripted = restStatuses.isEmpty ? nil : restStatuses.removeFirst()
         lock.unlock()
-        if let scripted { return .text(scripted, "scripted failure") }
+        if let scripted { return scriptedFailure(scripted) }
         if malformedAnswers {
             return ServerResponse(status: 200, headers: [("Content-Type", "application/json")],
                                   body: Data("{\"photos\":{\"page\":1,\"photo\":[{\"id\":".utf8))
@@ -380,7 +384,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
             scriptedStatuses[request.path] = statuses
         }
         lock.unlock()
-        if let scripted { return .text(scripted, "scripted failure") }
+        if let scripted { return scriptedFailure(scripted) }
         guard let image, !isMissing else { return .text(404, "no such photo") }
         let etag = image.etag
         var headers = [("Content-Type", typeOverride ?? image.contentType), ("ETag", etag), ("Accept-Ranges", "bytes"),

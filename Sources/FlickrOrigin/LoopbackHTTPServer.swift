@@ -198,8 +198,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         switch status {
         case 200: return "OK"
         case 206: return "Partial Content"
+        case 302: return "Found"
         case 304: return "Not Modified"
         case 400: return "Bad Request"
+        case 401: return "Unauthorized"
         case 404: return "Not Found"
         case 416: return "Range Not Satisfiable"
         case 429: return "Too Many Requests"

@@ -54,7 +54,7 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
     public var kind: Kind
     /// The URL with its credentials replaced (`URLRedaction`): errors end up in logs and messages.
     public var url: String
-    /// Seconds the origin asked us to wait (Retry-After on 429/503).
+    /// Seconds the origin asked us to wait (Retry-After on 429/503, seconds or an HTTP date: `RetryAfter`).
     public var retryAfter: TimeInterval?
 
     public init(kind: Kind, url: String, retryAfter: TimeInterval? = nil) {
@@ -119,7 +119,9 @@ private final class TransferState {
     var status = 0
     var begun = false
     let sink: HTTPBodySink?
-    init(sink: HTTPBodySink?) { self.sink = sink }
+    /// Error answers' bodies go into the sink too (`getAnswer`).
+    let keepsErrorBodies: Bool
+    init(sink: HTTPBodySink?, keepsErrorBodies: Bool = false) { self.sink = sink; self.keepsErrorBodies = keepsErrorBodies }
 }
 
 private let headerCallback: photofs_curl_data_fn = { data, size, count, userdata in
@@ -145,7 +147,7 @@ private let bodyCallback: photofs_curl_data_fn = { data, size, count, userdata i
     guard let data, let userdata else { return length }
     let state = Unmanaged<TransferState>.fromOpaque(userdata).takeUnretainedValue()
     // Error bodies (404 pages) are not written into the sink: they are not the photo.
-    guard (200...299).contains(state.status), let sink = state.sink else { return length }
+    guard (200...299).contains(state.status) || state.keepsErrorBodies, let sink = state.sink else { return length }
     if !state.begun {
         state.begun = true
         guard sink.begin(status: state.status, headers: state.headers) else { return 0 }
@@ -155,6 +157,9 @@ private let bodyCallback: photofs_curl_data_fn = { data, size, count, userdata i
 
 public final class HTTPClient: @unchecked Sendable {
     public let configuration: HTTPConfiguration
+    /// Every request waits here for its host's turn and reports its answer: a host that answers 429 slows
+    /// every request of this client to it (imports' HEADs, a mount's downloads), not just the one refused.
+    public let backoff: HostBackoffGate
     private let logger: Logger
     /// Idle easy handles: reusing one reuses its connection (keep-alive), saving a TCP handshake per photo.
     private var idleHandles: [UnsafeMutableRawPointer] = []
@@ -162,10 +167,12 @@ public final class HTTPClient: @unchecked Sendable {
 
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
-    public init(configuration: HTTPConfiguration = HTTPConfiguration(), logger: Logger = Logger(label: "photofs.http")) {
+    public init(configuration: HTTPConfiguration = HTTPConfiguration(), logger: Logger = Logger(label: "photofs.http"),
+                backoff: HostBackoffGate = HostBackoffGate()) {
         _ = HTTPClient.globalInit
         self.configuration = configuration
         self.logger = logger
+        self.backoff = backoff
     }
 
     deinit {
@@ -180,6 +187,24 @@ public final class HTTPClient: @unchecked Sendable {
             response.body = sink.data
             return response
         }
+    }
+
+    /// GET into memory, one attempt: for callers that own their retries (the REST client takes a rate-limit
+    /// permit before each attempt, so a retry is counted like any call).
+    public func getOnce(_ url: String, limit: Int = 64 << 20) throws -> HTTPResponse {
+        let sink = MemorySink(limit: limit)
+        var response = try perform(url, method: .get, sink: sink)
+        response.body = sink.data
+        return response
+    }
+
+    /// GET into memory, one attempt, whatever the status: for answers whose error bodies say why (OAuth
+    /// endpoints answer 401 with `oauth_problem=...`). Only transport failures throw.
+    public func getAnswer(_ url: String, limit: Int = 64 << 10) throws -> HTTPResponse {
+        let sink = MemorySink(limit: limit)
+        var response = try perform(url, method: .get, sink: sink, acceptingAnyStatus: true)
+        response.body = sink.data
+        return response
     }
 
     /// HEAD, retried as configured; non-2xx answers throw `.status`.
@@ -208,14 +233,16 @@ public final class HTTPClient: @unchecked Sendable {
 
     private enum Method { case get, head }
 
-    private func perform(_ url: String, method: Method, headers: [String] = [], sink: HTTPBodySink?) throws -> HTTPResponse {
+    private func perform(_ url: String, method: Method, headers: [String] = [], sink: HTTPBodySink?,
+                         acceptingAnyStatus: Bool = false) throws -> HTTPResponse {
         guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
             throw HTTPError(kind: .invalidURL, url: url)
         }
+        backoff.waitTurn(for: url)
         let handle = try checkOutHandle()
         var reusable = true
         defer { checkIn(handle, reusable: reusable) }
-        let state = TransferState(sink: sink)
+        let state = TransferState(sink: sink, keepsErrorBodies: acceptingAnyStatus)
         let userdata = Unmanaged.passUnretained(state).toOpaque()
         curl_easy_reset(handle)
         photofs_curl_set_string(handle, CURLOPT_URL, url)
@@ -254,8 +281,9 @@ public final class HTTPClient: @unchecked Sendable {
             let message = String(cString: curl_easy_strerror(code))
             throw HTTPError(kind: .transport(code: Int(code.rawValue), message: message), url: url)
         }
-        guard (200...299).contains(status) else {
-            let retryAfter = state.headers["retry-after"].flatMap { TimeInterval($0) }
+        let retryAfter = RetryAfter.delay(state.headers["retry-after"])
+        backoff.record(url: url, status: status, retryAfter: retryAfter)
+        guard (200...299).contains(status) || acceptingAnyStatus else {
             throw HTTPError(kind: .status(status), url: url, retryAfter: retryAfter)
         }
         return HTTPResponse(status: status, headers: state.headers, body: Data(), url: url)

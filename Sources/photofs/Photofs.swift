@@ -21,7 +21,8 @@ struct Photofs: ParsableCommand {
             Photos are downloaded when first opened and kept in a disk cache. `photofs demo` does all of
             this against a built-in library. See docs/user-guide.md.
             """,
-        subcommands: [ImportCommand.self, MountCommand.self, StatusCommand.self, DemoCommand.self, CacheCommand.self, OriginCommand.self, RenderCommand.self]
+        subcommands: [ImportCommand.self, MountCommand.self, StatusCommand.self, LoginCommand.self, LogoutCommand.self,
+                      AccountsCommand.self, DemoCommand.self, CacheCommand.self, OriginCommand.self, RenderCommand.self]
     )
 
     /// ArgumentParser's main, with secrets (`--api-key KEY`) overwritten in the process's argv before any

@@ -1,0 +1,243 @@
+// The API call budget of an import: a token bucket (1 call/s, bursts of 60 by default) shared by every call,
+// which also holds all calls back when the server answers 429 with Retry-After, and counts the time waited.
+import Foundation
+import PhotoContent
+
+/// How fast a source may call its API. Flickr allows 3600 calls an hour per key (its API terms); 1 call a
+/// second is that budget spread evenly, and a burst of 60 lets a small import (a few pages and places)
+/// finish without waiting at all. Over any window of T seconds a bucket lets at most `burst + rate × T`
+/// calls through: 120 in a minute, 3660 in the first hour, 3600 in every hour after that — the 60 over
+/// are the burst the bucket starts with, and an import that long is rare.
+public struct APIRateLimit: Sendable, Equatable, CustomStringConvertible {
+    public static let flickrDefault = APIRateLimit(uncheckedCallsPerSecond: 1, burst: 60)
+    /// Limits a user can ask for: a rate above 100/s is no limit at all for an API, and below one call in
+    /// 10 minutes an import never finishes; a burst above 3600 is Flickr's whole hour at once.
+    public static let rates: ClosedRange<Double> = 0.001_6...100
+    public static let bursts: ClosedRange<Int> = 1...3600
+
+    public let callsPerSecond: Double
+    public let burst: Int
+
+    /// nil for a rate or burst outside `rates` / `bursts` (NaN and infinities included).
+    public init?(callsPerSecond: Double, burst: Int) {
+        guard callsPerSecond.isFinite, APIRateLimit.rates.contains(callsPerSecond), APIRateLimit.bursts.contains(burst) else {
+            return nil
+        }
+        self.init(uncheckedCallsPerSecond: callsPerSecond, burst: burst)
+    }
+
+    private init(uncheckedCallsPerSecond: Double, burst: Int) {
+        callsPerSecond = uncheckedCallsPerSecond
+        self.burst = burst
+    }
+
+    /// "1 call/s, bursts of 60".
+    public var description: String {
+        let rate = callsPerSecond == callsPerSecond.rounded() ? String(Int(callsPerSecond)) : String(callsPerSecond)
+        return "\(rate) call\(callsPerSecond == 1 ? "" : "s")/s, bursts of \(burst)"
+    }
+
+    /// Reads `--api-rate`: "RATE" (calls per second, burst kept) or "RATE/BURST", e.g. "0.5" or "2/120".
+    /// nil for anything else.
+    public static func parse(_ text: String, defaultBurst: Int = APIRateLimit.flickrDefault.burst) -> APIRateLimit? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let rate = Double(parts[0].trimmingCharacters(in: .whitespaces)) else { return nil }
+        let burst = parts.count == 2 ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : defaultBurst
+        return burst.flatMap { APIRateLimit(callsPerSecond: rate, burst: $0) }
+    }
+}
+
+/// The bucket itself, as a pure value over a monotonic clock reading (seconds). It starts full. Taking a
+/// permit when the bucket is empty is allowed: the bucket goes into debt and the taker is told how long to
+/// wait, so concurrent callers queue in the order they asked. A server's Retry-After holds every permit
+/// until then; the bucket does not fill during the hold, so after it one call goes at once and the next
+/// come at the rate, not in a burst that would earn another 429.
+public struct TokenBucket: Sendable, Equatable {
+    public let limit: APIRateLimit
+    /// Permits available at `updated` (negative: permits already promised to waiting callers).
+    public private(set) var tokens: Double
+    public private(set) var updated: TimeInterval
+    /// No permit may be used before this (a server's Retry-After).
+    public private(set) var heldUntil: TimeInterval = -.infinity
+
+    public init(limit: APIRateLimit, now: TimeInterval) {
+        self.limit = limit
+        tokens = Double(limit.burst)
+        updated = now
+    }
+
+    /// Takes one permit asked for at `now`; returns how long the caller must wait before using it (0: now).
+    public mutating func take(at now: TimeInterval) -> TimeInterval {
+        refill(to: now)
+        tokens -= 1
+        let ready = updated + (tokens < 0 ? -tokens / limit.callsPerSecond : 0)
+        return max(0, ready - now, holdRemaining(at: now))
+    }
+
+    /// How long a permit already granted must still wait because of a hold that came after it was granted.
+    public func holdRemaining(at now: TimeInterval) -> TimeInterval {
+        let remaining = heldUntil - now
+        return remaining.isFinite && remaining > 0 ? remaining : 0
+    }
+
+    /// Nothing may be called for `seconds` from `now` (the server said so); the bucket earns nothing meanwhile.
+    public mutating func hold(for seconds: TimeInterval, at now: TimeInterval) {
+        guard seconds.isFinite, seconds > 0 else { return }
+        refill(to: now)
+        let until = now + seconds
+        heldUntil = max(heldUntil, until)
+        // After the hold one call goes at once (permits already promised still go), then calls come at the
+        // rate: the permits saved up are not spent in a burst that would earn the next 429.
+        tokens = tokens < 0 ? tokens : 1
+        updated = max(updated, until)
+    }
+
+    private mutating func refill(to now: TimeInterval) {
+        guard now > updated else { return }
+        tokens = min(Double(limit.burst), tokens + (now - updated) * limit.callsPerSecond)
+        updated = now
+    }
+}
+
+/// Why a call waited, for progress lines ("waiting 12 s: the server asked (HTTP 429)").
+public enum RateLimitWait: Sendable, Equatable {
+    /// The bucket was empty: the configured rate.
+    case rate(seconds: TimeInterval)
+    /// The server answered 429 or 503 with Retry-After (or without: the client's own backoff).
+    case serverAsked(seconds: TimeInterval, status: Int)
+}
+
+/// What the limiter has seen so far in this import.
+public struct RateLimitStatistics: Sendable, Equatable {
+    /// Permits taken (every API call, retries included).
+    public var calls = 0
+    /// Calls that waited for the bucket, and the seconds they waited in all.
+    public var rateWaits = 0
+    public var rateWaitSeconds: TimeInterval = 0
+    /// Throttling answers (429/503) and the seconds every call was held back because of them.
+    public var serverWaits = 0
+    public var serverWaitSeconds: TimeInterval = 0
+
+    public var totalWaitSeconds: TimeInterval { rateWaitSeconds + serverWaitSeconds }
+}
+
+/// The limiter every API call of one import goes through (`acquire()` before each HTTP request), shared by
+/// all its threads. Waits happen on the caller's thread, on the injected clock; each is reported to
+/// `observer` as it starts, so a progress bar can say why the import is idle.
+public final class APIRateLimiter: @unchecked Sendable {
+    public let limit: APIRateLimit
+    private let clock: WaitClock
+    private let observer: (@Sendable (RateLimitWait) -> Void)?
+    private let lock = NSLock()
+    private var bucket: TokenBucket
+    private var stats = RateLimitStatistics()
+
+    public init(limit: APIRateLimit = .flickrDefault, clock: WaitClock = SystemWaitClock(),
+                observer: (@Sendable (RateLimitWait) -> Void)? = nil) {
+        self.limit = limit
+        self.clock = clock
+        self.observer = observer
+        bucket = TokenBucket(limit: limit, now: clock.now)
+    }
+
+    /// Takes one call permit, waiting as long as the rate (or a hold a server asked for) says. Returns the
+    /// seconds waited.
+    @discardableResult
+    public func acquire() -> TimeInterval {
+        lock.lock()
+        let now = clock.now
+        let held = bucket.holdRemaining(at: now)
+        let wait = bucket.take(at: now)
+        stats.calls += 1
+        // The part of the wait the hold explains is counted where the hold was (`holdOff`); the rest is the rate's.
+        let rateWait = max(0, wait - held)
+        if rateWait > 0 { stats.rateWaits += 1; stats.rateWaitSeconds += rateWait }
+        lock.unlock()
+        if rateWait > 0 { observer?(.rate(seconds: rateWait)) }
+        var waited: TimeInterval = 0
+        if wait > 0 { clock.sleep(wait); waited += wait }
+        // A hold that came while this caller slept applies to it too.
+        while true {
+            lock.lock()
+            let more = bucket.holdRemaining(at: clock.now)
+            lock.unlock()
+            guard more > 0 else { return waited }
+            clock.sleep(more)
+            waited += more
+        }
+    }
+
+    /// The server answered `status` (429, 503) asking for `seconds`: no call of this import starts before then.
+    public func holdOff(_ seconds: TimeInterval, status: Int) {
+        guard seconds.isFinite, seconds > 0 else { return }
+        lock.lock()
+        let now = clock.now
+        let before = bucket.holdRemaining(at: now)
+        bucket.hold(for: seconds, at: now)
+        let added = bucket.holdRemaining(at: now) - before
+        stats.serverWaits += 1
+        stats.serverWaitSeconds += max(0, added)
+        lock.unlock()
+        observer?(.serverAsked(seconds: seconds, status: status))
+    }
+
+    public var statistics: RateLimitStatistics { lock.lock(); defer { lock.unlock() }; return stats }
+}
+
+/// What an API client does after a failed attempt. Retrying is bounded both ways: throttling answers (429,
+/// or 503 with Retry-After) get up to `throttledAttempts` attempts in all, any other retryable failure
+/// (connection lost, 5xx) the HTTP client's `attempts`.
+public struct APIRetryPolicy: Sendable, Equatable {
+    /// 6 attempts: five waits, which with Flickr's usual Retry-After of a few seconds ride out a throttled
+    /// minute; a server that still refuses is not coming back soon.
+    public var throttledAttempts = 6
+    /// The longest Retry-After honoured by waiting. A server asking for more (Flickr may hold a key for the
+    /// rest of its hour) is answered by stopping with a message that says when to try again: a silent
+    /// wait of an hour looks like a hang, and an import can be run again.
+    public var maxServerWait: TimeInterval = 60
+    /// The wait after a throttling answer without Retry-After, doubled each time (2, 4, 8... s) up to
+    /// `maxServerWait`; other failures use the HTTP client's own backoff.
+    public var throttledBaseDelay: TimeInterval = 2
+
+    public init() {}
+
+    public enum Decision: Sendable, Equatable {
+        /// Wait this long, then try again; `hold` says the server asked for it (every call waits, not just this one).
+        case retry(after: TimeInterval, hold: Bool)
+        /// Stop; `reason` says why when there is more to say than the error itself (nil: not worth retrying).
+        case giveUp(reason: String?)
+    }
+
+    /// `attempt` is the number of the attempt that just failed (1 for the first); `throttledSoFar` counts
+    /// throttling answers before this one.
+    public func decide(after error: HTTPError, attempt: Int, throttledSoFar: Int, http: HTTPConfiguration) -> Decision {
+        guard error.isRetryable else { return .giveUp(reason: nil) }
+        if case .status(let status) = error.kind, status == 429 || (status == 503 && error.retryAfter != nil) {
+            let throttled = throttledSoFar + 1
+            guard throttled < throttledAttempts else {
+                return .giveUp(reason: "the server still answered HTTP \(status) after \(throttled) attempts")
+            }
+            // Retry-After from the network: NaN, infinite or negative counts as absent (and cannot trap below).
+            if let asked = error.retryAfter, asked.isFinite, asked >= 0 {
+                guard asked <= maxServerWait else {
+                    let when = Date().addingTimeInterval(min(asked, 31_536_000))
+                    return .giveUp(reason: "the server asked to wait \(Int(min(asked, 999_999_999))) s (until "
+                                   + "\(APIRetryPolicy.timeFormat(when))), longer than the \(Int(maxServerWait)) s "
+                                   + "photofs waits; run it again then")
+                }
+                return .retry(after: asked, hold: true)
+            }
+            let backoff = throttledBaseDelay * pow(2, Double(min(throttled - 1, 30)))
+            return .retry(after: min(backoff, maxServerWait), hold: true)
+        }
+        guard attempt < max(1, http.attempts) else { return .giveUp(reason: "\(attempt) attempts") }
+        return .retry(after: http.retryDelay(attempt: attempt, retryAfter: error.retryAfter), hold: false)
+    }
+
+    static func timeFormat(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter.string(from: date)
+    }
+}
