@@ -8,13 +8,13 @@ import PhotoSources
 public struct FlickrSourceOptions: Sendable {
     public static let defaultEndpoint = "https://api.flickr.com/services/rest/"
     /// Every extra the catalog uses; Flickr returns only the extras asked for.
-    public static let extras = "description,date_upload,date_taken,owner_name,geo,original_format,"
+    public static let extras = "description,date_upload,date_taken,owner_name,geo,original_format,media,"
         + "url_sq,url_q,url_t,url_s,url_n,url_w,url_m,url_z,url_c,url_l,url_h,url_k,url_3k,url_4k,url_5k,url_6k,url_o"
 
     /// Where Flickr's documented URL scheme puts image files (records without any url_* are built from it).
     public static let defaultStaticHost = "https://live.staticflickr.com"
     /// The account listing asks for these too: tags, views, `lastupdate`, and `media` to tell videos apart.
-    public static let accountExtras = extras + ",tags,views,last_update,media"
+    public static let accountExtras = extras + ",tags,views,last_update"
 
     public var endpoint = FlickrSourceOptions.defaultEndpoint
     /// The query mode's method (getRecent or search); unused in the account mode.

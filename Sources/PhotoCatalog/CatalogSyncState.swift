@@ -119,16 +119,6 @@ extension Catalog {
         }
     }
 
-    /// The newest position of the removal log (a mount starts watching from here).
-    public func removedPhotoLogPosition() throws -> Int64 {
-        try read { db in
-            if case .int64(let value)? = try DatabaseValue.fetchOne(db, sql: "SELECT max(seq) FROM removed_photo")?.storage {
-                return value
-            }
-            return 0
-        }
-    }
-
     /// Deletes photos by id and returns the rows removed (their cached bytes can then be freed); albums and
     /// /recent lose them with them (foreign keys), counts and the change counter follow.
     @discardableResult

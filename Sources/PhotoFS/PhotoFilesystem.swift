@@ -117,7 +117,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
                             renderOptions: options.renderOptions, logger: logger)
         }
         seenGeneration = (try? catalog.generation(), 0)
-        removedLogPosition = (try? catalog.removedPhotoLogPosition()) ?? 0
+        // From the start of the log (it keeps a week): photos removed while nothing was mounted are freed at
+        // the first check too.
+        removedLogPosition = 0
         // A row the catalog cannot use (a damaged or hand-edited library) is left out of the tree; say so once.
         catalog.onBadRow = { [logger] problem in logger.warning("\(problem)") }
         // Our own batch moved the recent counter: the same path as another process's change then updates
@@ -138,6 +140,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Polls the catalog's change counters and drops cached listings when another process changed it, so an
     /// import shows up in a live mount within `catalogPollInterval` plus the kernel's attribute timeout.
     public func startWatchingCatalog() {
+        changeCheck.lock()
+        freeRemovedContent()
+        changeCheck.unlock()
         lock.lock()
         watching = true
         lock.unlock()

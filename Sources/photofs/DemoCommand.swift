@@ -3,6 +3,7 @@ import ArgumentParser
 import FlickrImport
 import FlickrOrigin
 import FuseAdapter
+import Logging
 import Foundation
 import PhotoCatalog
 import PhotoContent
@@ -49,7 +50,7 @@ struct DemoCommand: ParsableCommand {
         try DemoCommand.prepareMountpoint(mountpoint)
 
         print("photofs demo: generating 240 photos and starting the origin…")
-        let origin = FlickrOriginServer(library: DemoLibrary.make(), apiKey: "demo", logger: logger)
+        let origin = FlickrOriginServer(library: DemoLibrary.account(), apiKey: "demo", logger: logger)
         do { try origin.start(port: port) } catch {
             logger.notice("port \(port) busy; using a free one")
             try origin.start(port: 0)
@@ -64,6 +65,16 @@ struct DemoCommand: ParsableCommand {
         let report = try LibraryImporter(catalog: catalog, source: source, progress: TerminalProgress(logger: logger),
                                          logger: logger).run()
         print(ImportCommand.describe(report))
+
+        // Then what a Flickr member does with their own account: sign in (OAuth, as `photofs login flickr`),
+        // and import it with its private photos and albums (as `import flickr --user me`).
+        let account = try DemoCommand.signIn(origin: origin, store: directory.appendingPathComponent("config"), logger: logger)
+        var accountOptions = account.sourceOptions
+        accountOptions.user = "me"
+        let accountSource = FlickrSource(options: accountOptions, credentials: account.credentials, logger: logger)
+        let accountReport = try LibraryImporter(catalog: catalog, source: accountSource,
+                                                progress: TerminalProgress(logger: logger), logger: logger).run()
+        print(ImportCommand.describe(accountReport))
 
         try MountCommand.checkPaths(library: library, mountpoint: mountpoint, allowNonempty: false)
         let (filesystem, session) = try MountCommand.makeSession(
@@ -80,6 +91,9 @@ struct DemoCommand: ParsableCommand {
               ls \(shown)/moments/2021 | head
               xdg-open "$(find \(shown)/regions -name '*.jpg' | head -1)"   # or: file, identify, cmp
               ls \(shown)/recent
+              ls -l "\(shown)/albums/Family"         # \(account.username)'s albums; private photos are 0400
+              stat -c '%i %h %n' "\(shown)"/albums/*/* | sort | head   # one inode per photo, a link per album
+              \(CommandLine.arguments[0]) status \(library)
               rsync -a \(shown)/ backup/      # a second run copies nothing and downloads nothing
             and a second mount of the same library as 256×256 thumbnails, sharing the cache:
               mkdir -p thumbs && \(CommandLine.arguments[0]) mount \(library) thumbs --size square:256 --cache-dir \(directory.appendingPathComponent("cache").path)
@@ -92,6 +106,24 @@ struct DemoCommand: ParsableCommand {
         filesystem.cache.saveStatistics()
         print("unmounted \(mountpoint)")
         if status != 0 { throw ExitCode(status) }
+    }
+
+    /// Signs in to the demo origin as a member would: the authorize page is fetched (a browser would show
+    /// it) and its code typed back. The account is kept in the demo's own directory, not the user's
+    /// ~/.config/photofs, so a demo never mixes with real accounts.
+    static func signIn(origin: FlickrOriginServer, store directory: URL, logger: Logger) throws -> FlickrAccount {
+        let login = FlickrLogin(endpoints: try FlickrEndpoints(rest: origin.endpoint), consumerKey: origin.apiKey,
+                                consumerSecret: origin.apiSecret, logger: logger)
+        let authorization = try login.start()
+        let page = String(decoding: try HTTPClient(logger: logger).get(authorization.url).body, as: UTF8.self)
+        guard let code = page.range(of: #"[0-9]{3}-[0-9]{3}-[0-9]{3}"#, options: .regularExpression).map({ String(page[$0]) }) else {
+            throw CommandFailure("the demo origin's authorize page shows no code")
+        }
+        let account = try login.finish(authorization, verifier: code)
+        let store = FlickrAccountStore(directory: directory.path)
+        try store.save(account)
+        print("signed in to the demo origin as \(account.username) (\(account.nsid)); token kept in \(store.path) (mode 0600)")
+        return account
     }
 
     /// Before anything is imported: a live mount on the mount point is refused (another demo, or anything

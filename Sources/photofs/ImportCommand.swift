@@ -18,17 +18,30 @@ struct ImportCommand: ParsableCommand {
 struct FlickrImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "flickr",
-        abstract: "Import a photo list from the Flickr REST API.",
+        abstract: "Import a Flickr account's library, or a photo list, from the Flickr REST API.",
         discussion: """
-            Pages through flickr.photos.getRecent (or flickr.photos.search with --param), resolves each new
-            place to its region with flickr.places.getInfo, and measures every original with a HEAD request so
-            that `stat` shows exact sizes before anything is downloaded. Photos already in the library are
-            updated, never duplicated. A photo record that cannot be used (no id, no image URL, an id that is
-            not an identifier) is skipped with one warning naming it and the field, and counted in the
-            summary. If a page fails (an error answer, a bad key, an answer that is not JSON), the library is
-            left exactly as it was and the command exits non-zero.
+            With --user, imports a member's library: `--user me` is the account signed in with
+            `photofs login flickr` (every photo it may see, private, friends and family ones included, and its
+            albums); another member (NSID or user name) gives what the signed-in account may see of theirs, or
+            their public photos with just an API key. Videos are counted and left out. The first import lists
+            everything; later ones of the same account are incremental (flickr.photos.recentlyUpdated since the
+            last one, plus new uploads), find photos deleted at Flickr by listing the account's ids, and update
+            albums that changed. --full lists everything again. Photos already in the library are never
+            measured again unless their URL changed.
 
-            Example:
+            Without --user, pages through flickr.photos.getRecent (or flickr.photos.search with --param).
+
+            Each new place is resolved to its region with flickr.places.getInfo, and every new original is
+            measured with a HEAD request so that `stat` shows exact sizes before anything is downloaded. Each
+            page is committed on its own: if the import stops (Ctrl-C, a lost connection, an error answer),
+            the library holds complete photos only and the next `photofs import` of the same listing continues
+            after the last committed page. A record that cannot be used is skipped with one warning naming it
+            and the field. API calls are limited to --api-rate (Flickr allows 3600 an hour per key); HTTP 429
+            answers and their Retry-After are honoured.
+
+            Examples:
+              photofs login flickr --api-key-file key.txt --api-secret-file secret.txt
+              photofs import flickr photos.sqlite --user me
               photofs import flickr photos.sqlite --api-key KEY --method flickr.photos.search --param tags=harbour
             """
     )
@@ -36,8 +49,29 @@ struct FlickrImportCommand: ParsableCommand {
     @Argument(help: "The library file (SQLite); created if missing.")
     var library: String
 
-    @Option(help: "The Flickr REST endpoint.")
-    var endpoint = FlickrSourceOptions.defaultEndpoint
+    @Option(help: ArgumentHelp("Whose library to import: me (the signed-in account), an NSID or a user name.",
+                               valueName: "user"))
+    var user: String?
+
+    @Option(help: ArgumentHelp("Which signed-in account to use (NSID or user name) when more than one is signed in.",
+                               valueName: "account"))
+    var account: String?
+
+    @Flag(inversion: .prefixedNo, help: "Import the account's albums (with --user).")
+    var albums = true
+
+    @Flag(help: "List everything again instead of only what changed since the last import.")
+    var full = false
+
+    @Option(help: ArgumentHelp("API calls per second, optionally /BURST (default 1/60: Flickr allows 3600 an hour per key).",
+                               valueName: "rate"))
+    var apiRate = "1/60"
+
+    @Option(help: ArgumentHelp("The Flickr REST endpoint (default: the signed-in account's, else Flickr's).", valueName: "url"))
+    var endpoint: String?
+
+    @Option(help: .hidden)
+    var staticHost: String?
 
     @Option(help: "Flickr API key (default: $PHOTOFS_FLICKR_API_KEY). Prefer --api-key-file or the variable: a key on the command line shows in `ps` until photofs starts and blanks it.")
     var apiKey: String?
@@ -63,6 +97,12 @@ struct FlickrImportCommand: ParsableCommand {
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
+        guard APIRateLimit.parse(apiRate) != nil else {
+            throw ValidationError("--api-rate takes calls per second, optionally /BURST (e.g. 1, 0.5/10), got \"\(apiRate)\"")
+        }
+        if user != nil && (!parameters.isEmpty || method != "flickr.photos.getRecent") {
+            throw ValidationError("--user imports a member's library; --method and --param are for getRecent or search")
+        }
         guard ["flickr.photos.getRecent", "flickr.photos.search"].contains(method) else {
             throw ValidationError("--method must be flickr.photos.getRecent or flickr.photos.search")
         }
@@ -74,37 +114,79 @@ struct FlickrImportCommand: ParsableCommand {
 
     func run() throws {
         let logger = logging.makeLogger("photofs.import")
+        let progress = TerminalProgress(logger: logger)
+        var options = FlickrSourceOptions()
+        let credentials: SourceCredentials
+        if let user {
+            (options, credentials) = try accountSource(user: user)
+        } else {
+            credentials = .apiKey(try apiKeyOrFail())
+            options.method = method
+            for parameter in parameters {
+                guard let (key, value) = ImportCommand.keyAndValue(parameter) else { continue } // refused by validate()
+                options.parameters[key] = value
+            }
+        }
+        if let endpoint { options.endpoint = endpoint }
+        if let staticHost { options.staticHost = staticHost }
+        options.perPage = perPage
+        options.apiRate = APIRateLimit.parse(apiRate) ?? .flickrDefault
+        var importOptions = LibraryImportOptions()
+        importOptions.maxPages = maxPages
+        importOptions.full = full
+        importOptions.albums = albums
+        var http = HTTPConfiguration()
+        http.connectTimeout = connectTimeout
+        let catalog: Catalog
+        do { catalog = try Catalog(path: library) } catch { throw CommandFailure("\(error)") }
+        let limiter = APIRateLimiter(limit: options.apiRate, observer: { progress.waiting($0) })
+        let source = FlickrSource(options: options, credentials: credentials, http: http, rateLimiter: limiter, logger: logger)
+        let importer = LibraryImporter(catalog: catalog, source: source, options: importOptions, progress: progress,
+                                       logger: logger)
+        do {
+            let report = try importer.run()
+            print(ImportCommand.describe(report, rate: limiter.statistics))
+        } catch {
+            throw CommandFailure("import stopped: \(error). Pages already imported are kept; "
+                                 + "run the same command again to continue")
+        }
+    }
+
+    /// The account mode's options and credentials: the signed-in account's (signed calls, its endpoint) when
+    /// there is one, else an API key (a member's public photos only).
+    private func accountSource(user: String) throws -> (FlickrSourceOptions, SourceCredentials) {
+        let environment = ProcessInfo.processInfo.environment
+        let store = FlickrAccountStore(directory: FlickrAccountStore.defaultDirectory(environment: environment),
+                                       notice: { FileHandle.standardError.write(Data(("photofs: " + $0 + "\n").utf8)) })
+        let signedIn: [FlickrAccount]
+        do { signedIn = try store.load() } catch { throw CommandFailure("\(error)") }
+        if !signedIn.isEmpty || account != nil {
+            let chosen: FlickrAccount
+            do { chosen = try store.account(account, endpoint: endpoint) } catch { throw CommandFailure("\(error)") }
+            var options = chosen.sourceOptions
+            options.user = user
+            return (options, chosen.credentials)
+        }
+        guard user != "me" else {
+            throw CommandFailure("--user me needs a signed-in account: run `photofs login flickr` first "
+                                 + "(or name the member: --user NSID with --api-key for their public photos)")
+        }
+        var options = FlickrSourceOptions()
+        options.user = user
+        return (options, .apiKey(try apiKeyOrFail()))
+    }
+
+    private func apiKeyOrFail() throws -> String {
         let given: String?
         do {
             given = try SecretSource.resolve(option: apiKey, optionName: "--api-key", file: apiKeyFile, fileOptionName: "--api-key-file",
                                              variable: "PHOTOFS_FLICKR_API_KEY", environment: ProcessInfo.processInfo.environment)
         } catch { throw CommandFailure("\(error)") }
         guard let key = given else {
-            throw CommandFailure("no API key: pass --api-key-file, set PHOTOFS_FLICKR_API_KEY, or pass --api-key")
+            throw CommandFailure("no API key: pass --api-key-file, set PHOTOFS_FLICKR_API_KEY, or pass --api-key "
+                                 + "(or sign in with `photofs login flickr` and import with --user me)")
         }
-        var options = FlickrSourceOptions()
-        options.endpoint = endpoint
-        options.method = method
-        options.perPage = perPage
-        for parameter in parameters {
-            guard let (key, value) = ImportCommand.keyAndValue(parameter) else { continue } // refused by validate()
-            options.parameters[key] = value
-        }
-        var importOptions = LibraryImportOptions()
-        importOptions.maxPages = maxPages
-        var http = HTTPConfiguration()
-        http.connectTimeout = connectTimeout
-        let catalog: Catalog
-        do { catalog = try Catalog(path: library) } catch { throw CommandFailure("\(error)") }
-        let source = FlickrSource(options: options, credentials: .apiKey(key), http: http, logger: logger)
-        let importer = LibraryImporter(catalog: catalog, source: source, options: importOptions,
-                                       progress: TerminalProgress(logger: logger), logger: logger)
-        do {
-            let report = try importer.run()
-            print(ImportCommand.describe(report))
-        } catch {
-            throw CommandFailure("import failed, library unchanged: \(error)")
-        }
+        return key
     }
 }
 
@@ -115,11 +197,26 @@ extension ImportCommand {
         return (String(parameter[..<equals]), String(parameter[parameter.index(after: equals)...]))
     }
 
-    static func describe(_ report: ImportReport) -> String {
-        var text = "imported \(report.photosListed) photos from \(report.pages) page(s): \(report.summary.added) new, "
+    static func describe(_ report: ImportReport, rate: RateLimitStatistics? = nil) -> String {
+        let how = report.mode == .changes ? "changes since the last import" : "the whole listing"
+        var text = ""
+        if let page = report.resumedAfterPage { text += "continued an interrupted import after page \(page)\n" }
+        text += "imported \(report.photosListed) photos from \(report.pages) page(s) of \(how): \(report.summary.added) new, "
             + "\(report.summary.updated) updated, \(report.summary.unchanged) unchanged; "
             + "\(report.placesResolved) new place(s), \(report.summary.regions) region(s); "
             + "\(report.sizesMeasured) size(s) measured"
+        if !report.removed.isEmpty { text += "\n\(report.removed.count) photo(s) deleted at the origin removed" }
+        if report.albums != AlbumSummary() || report.albumsListed > 0 {
+            text += "\nalbums: \(report.albums.added) new, \(report.albums.updated) changed, \(report.albums.removed) removed "
+                + "(\(report.albumsListed) listed again)"
+        }
+        if report.videos > 0 { text += "\n\(report.videos) video(s) left out (photofs shows photos)" }
+        if let rate, rate.calls > 0 {
+            text += "\n\(rate.calls) API call(s)"
+            if rate.totalWaitSeconds >= 0.05 {
+                text += String(format: ", %.1f s waited for the rate limit or the server", rate.totalWaitSeconds)
+            }
+        }
         if !report.unavailable.isEmpty {
             text += "\n\(report.unavailable.count) photo(s) not shown until a later import can measure them:"
             for (id, reason) in report.unavailable.prefix(10) { text += "\n  \(id): \(reason)" }

@@ -33,5 +33,21 @@ final class TerminalProgress: ImportProgress, @unchecked Sendable {
         }
     }
 
+    /// An API call waits for the rate limit or a server's Retry-After: said on its own line when it is long
+    /// enough to notice, so a pause in the bar is explained.
+    func waiting(_ wait: RateLimitWait) {
+        let text: String
+        switch wait {
+        case .rate(let seconds):
+            guard seconds >= 1 else { return }
+            text = String(format: "waiting %.1f s for the API rate limit", seconds)
+        case .serverAsked(let seconds, let status):
+            text = String(format: "the server answered %d: waiting %.1f s as it asked", status, seconds)
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K\(text)\n".utf8)) } else { logger.notice("\(text)") }
+    }
+
     func finish() {}
 }
