@@ -140,6 +140,8 @@ public final class FlickrOriginServer: @unchecked Sendable {
     /// Account methods' state (guarded by `lock`): the REST call log and photos sent without any url_*.
     var restCalls: [OriginRESTCall] = []
     var withoutURLs = Set<String>()
+    /// Holds and status answers for chosen requests (OriginRequestHooks.swift; guarded by `lock`).
+    var requestHooks = OriginRequestHooks()
     /// The origin's time, for `lastupdate` and `date_update` of edits; tests set and advance it.
     public let clock = OriginClock()
 
@@ -247,10 +249,10 @@ public final class FlickrOriginServer: @unchecked Sendable {
         lock.lock()
         requestCounts["\(request.method) \(request.path)", default: 0] += 1
         lock.unlock()
-        if request.path == FlickrOriginServer.restPath || request.path == "/services/rest" {
-            logRESTCall(request)
-            return handleREST(request)
-        }
+        let isREST = request.path == FlickrOriginServer.restPath || request.path == "/services/rest"
+        if isREST { logRESTCall(request) }
+        if let hooked = applyRequestHooks(request) { return hooked }
+        if isREST { return handleREST(request) }
         if request.path.hasPrefix("/photos/") || OriginPhoto.isStaticPath(request.path) { return handleImage(request) }
         if let answer = handleOAuth(request) { return answer }
         return .text(404, "not found")
