@@ -1,0 +1,139 @@
+// What the account tests share: a member signed in with the built binary (the code copied from the origin's
+// authorize page, as a user would), `photofs import flickr --user me` runs, and the mounted tree as find(1)
+// prints it (inode, links, mode, size, path), with each file's photo id.
+import FlickrOrigin
+import Foundation
+import PhotoContent
+import XCTest
+
+/// One regular file of the mount as `find -printf` showed it.
+struct MountedFile: Equatable {
+    var inode: UInt64
+    var links: Int
+    /// Permission bits (0444, 0400).
+    var mode: Int
+    var size: Int64
+    /// Relative to the mountpoint ("albums/Family/New house.jpg").
+    var path: String
+    var name: String { String(path.split(separator: "/").last ?? "") }
+    var tree: String { String(path.split(separator: "/").first ?? "") }
+}
+
+extension MountHarness {
+    var configHome: String { root.appendingPathComponent("config").path }
+    /// The environment of every command of a signed-in member: its own config directory, no display.
+    var accountEnvironment: [String: String] { ["XDG_CONFIG_HOME": configHome, "DISPLAY": "", "WAYLAND_DISPLAY": ""] }
+
+    /// `photofs login flickr` against the origin: prints the authorize URL, the test fetches that page as a
+    /// browser would and types the code it shows into the command's standard input.
+    func signIn(file: StaticString = #filePath, line: UInt = #line) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: MountHarness.binary)
+        process.arguments = ["login", "flickr", "--endpoint", origin.endpoint, "--no-browser",
+                             "--api-key", origin.apiKey, "--api-secret", origin.apiSecret]
+        process.environment = ProcessInfo.processInfo.environment.merging(accountEnvironment) { $1 }
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // Drained on another thread, so a chatty stderr cannot block the command.
+        final class Drained: @unchecked Sendable { var data = Data() }
+        let errorData = Drained()
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { errorData.data = errors.fileHandleForReading.readDataToEndOfFile(); drained.signal() }
+        var printed = Data()
+        while !printed.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            printed.append(chunk)
+        }
+        let url = String(decoding: printed, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        if url.hasPrefix("http") {
+            let page = String(decoding: try HTTPClient().get(url).body, as: UTF8.self)
+            if let code = page.range(of: #"[0-9]{3}-[0-9]{3}-[0-9]{3}"#, options: .regularExpression) {
+                input.fileHandleForWriting.write(Data("\(page[code])\n".utf8))
+            }
+        }
+        try input.fileHandleForWriting.close()
+        printed.append(output.fileHandleForReading.readDataToEndOfFile())
+        XCTAssertEqual(drained.wait(timeout: .now() + 60), .success, "photofs login did not finish", file: file, line: line)
+        process.waitUntilExit()
+        let text = String(decoding: printed, as: UTF8.self)
+        guard process.terminationStatus == 0, text.contains("Signed in to Flickr as ansel (10000001@N01).") else {
+            throw HarnessError("login failed (\(process.terminationStatus)): \(text) \(String(decoding: errorData.data, as: UTF8.self))")
+        }
+    }
+
+    /// The arguments of `photofs import flickr LIB --user me` against the origin (the signed-in account's key).
+    func accountImportArguments(_ extra: [String]) -> [String] {
+        ["import", "flickr", library, "--user", "me", "--endpoint", origin.endpoint] + extra
+    }
+
+    @discardableResult
+    func importAccount(_ extra: [String] = []) -> CommandResult {
+        photofs(accountImportArguments(extra), environment: accountEnvironment)
+    }
+
+    /// Every regular file under the mount with its inode, link count, mode and size, from find(1).
+    func mountedFiles(under relative: String = "") -> [MountedFile] {
+        let result = Shell.run("find", [path(relative), "-type", "f", "-printf", "%i\t%n\t%m\t%s\t%P\\0"])
+        let prefix = relative.isEmpty ? "" : relative + "/"
+        return result.stdout.split(separator: 0).compactMap { record -> MountedFile? in
+            let fields = String(decoding: record, as: UTF8.self).split(separator: "\t", maxSplits: 4, omittingEmptySubsequences: false)
+            guard fields.count == 5, let inode = UInt64(fields[0]), let links = Int(fields[1]),
+                  let mode = Int(fields[2], radix: 8), let size = Int64(fields[3]) else { return nil }
+            return MountedFile(inode: inode, links: links, mode: mode, size: size, path: prefix + fields[4])
+        }.sorted { $0.path < $1.path }
+    }
+
+    /// Mounted files by the photo id behind them (from the catalog, by inode).
+    func mountedFilesByPhotoID(under relative: String = "") throws -> [String: [MountedFile]] {
+        var byID: [String: [MountedFile]] = [:]
+        var ids: [UInt64: String] = [:]
+        for file in mountedFiles(under: relative) {
+            if ids[file.inode] == nil { ids[file.inode] = try photoID(ofInode: file.inode) ?? "?inode \(file.inode)" }
+            byID[ids[file.inode]!, default: []].append(file)
+        }
+        return byID
+    }
+
+    /// The entries of a directory in the order readdir gives them (`ls -U`), so an album's order shows.
+    func directoryOrder(_ relative: String) -> [String] {
+        Shell.run("ls", ["-U1", "--quoting-style=literal", path(relative)]).text.split(separator: "\n").map(String.init)
+    }
+
+    /// `cmp` of a mounted file against bytes the origin serves: true when they are the same.
+    func sameBytes(_ relative: String, as expected: Data) throws -> Bool {
+        let copy = root.appendingPathComponent("expected-\(UUID().uuidString.prefix(8))")
+        try expected.write(to: copy)
+        defer { try? FileManager.default.removeItem(at: copy) }
+        return Shell.run("cmp", [path(relative), copy.path]).status == 0
+    }
+
+    /// Cache files of a photo's bytes: `<cache-dir>/originals/<id, non-alphanumerics as _>-<hash>`.
+    func cachedOriginals(of photoID: String) -> [String] {
+        let prefix = String(photoID.unicodeScalars.map { $0.isASCII && CharacterSet.alphanumerics.contains($0) ? Character($0) : "_" }) + "-"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory + "/originals")) ?? []
+        return names.filter { $0.hasPrefix(prefix) }.sorted()
+    }
+}
+
+/// Polls `condition` every 50 ms until it holds or `timeout` passes; the last evaluation decides.
+func eventually(within timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(50_000)
+    }
+    return try condition()
+}
+
+extension DemoLibrary {
+    /// The demo account's photos (not videos) in the order its photostream lists them: newest upload first.
+    static func stream(of origin: FlickrOriginServer) -> [OriginPhoto] {
+        origin.photos.filter { $0.owner == account.nsid && !$0.isVideo }
+            .sorted { ($0.dateUpload, $0.id) > ($1.dateUpload, $1.id) }
+    }
+}
