@@ -25,6 +25,14 @@ public struct ImportError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
+/// An import that stopped: why, and how many of its pages were committed before (0: the library is as it was).
+public struct ImportStopped: Error, CustomStringConvertible {
+    public var cause: Error
+    public var pagesCommitted: Int
+    public init(cause: Error, pagesCommitted: Int) { self.cause = cause; self.pagesCommitted = pagesCommitted }
+    public var description: String { "\(cause)" }
+}
+
 public struct ImportReport: Sendable {
     public enum Mode: String, Sendable { case full, changes }
     public var mode = Mode.full
@@ -82,7 +90,18 @@ public final class LibraryImporter {
         self.clock = clock
     }
 
+    /// Runs the import. Any failure is thrown as `ImportStopped`, which says how many pages of this run were
+    /// committed before it (and so whether the library changed at all).
     public func run() throws -> ImportReport {
+        var pagesCommitted = 0
+        do {
+            return try importListing(pagesCommitted: &pagesCommitted)
+        } catch {
+            throw ImportStopped(cause: error, pagesCommitted: pagesCommitted)
+        }
+    }
+
+    private func importListing(pagesCommitted: inout Int) throws -> ImportReport {
         var report = ImportReport()
         defer { progress?.finish() }
         try source.prepare()
@@ -153,6 +172,7 @@ public final class LibraryImporter {
             state.skippedCount += page.skipped.count
             state.videoCount += page.videos
             try commit(photos, state: state, into: &report)
+            pagesCommitted += 1
             progress?.update(stage: "pages", done: report.pages, total: listingDone ? report.pages : page.pageCount)
         }
         report.photosListed = seen.count
