@@ -187,6 +187,7 @@ public final class LibraryImporter {
             try commit(photos, state: state, into: &report)
             pagesCommitted += 1
             progress?.update(stage: "pages", done: report.pages, total: listingDone ? report.pages : page.pageCount)
+            progress?.update(stage: "photos", done: seen.count, total: nil)
         }
         report.photosListed = seen.count
 
@@ -221,6 +222,7 @@ public final class LibraryImporter {
             progress?.update(stage: "places", done: index, total: newPlaces.count)
             resolutions.append(try source.resolvePlace(placeID))
         }
+        if !newPlaces.isEmpty { progress?.update(stage: "places", done: newPlaces.count, total: newPlaces.count) }
         report.placesResolved += resolutions.count
 
         // Exact sizes: only originals the catalog does not already know at this URL.
