@@ -109,12 +109,14 @@ extension FlickrSource {
     /// far as the signature's member may see them), flickr.people.getPublicPhotos otherwise; photos only.
     func accountListPage(_ cursor: PageCursor?) throws -> SourcePage {
         let nsid = try resolveUser().id
-        let page = FlickrSource.pageNumber(cursor)
+        let page = FlickrSource.pageNumber(cursor, perPage: options.perPage)
         let method = isSigned ? "flickr.people.getPhotos" : "flickr.people.getPublicPhotos"
         let parameters = ["user_id": nsid, "extras": FlickrSourceOptions.accountExtras, "media": "photos",
                           "per_page": String(options.perPage), "page": String(page)]
         let answer = try call(method, parameters.merging(options.parameters) { _, user in user })
-        return try FlickrSource.readPage(answer, page: page, method: method, context: recordContext(account: nsid))
+        var result = try FlickrSource.readPage(answer, page: page, method: method, context: recordContext(account: nsid))
+        if result.next != nil { result.next = FlickrSource.cursor(page: page + 1, perPage: options.perPage) }
+        return result
     }
 
     /// A sync point when `recentlyUpdated` can serve the next import: signed calls, and the account listed
@@ -138,11 +140,13 @@ extension FlickrSource {
             throw ImportError(message: "the library's sync point \"\(SkippedRecord.printable(point.token))\" is not a Unix time")
         }
         let nsid = try resolveUser().id
-        let page = FlickrSource.pageNumber(cursor)
+        let page = FlickrSource.pageNumber(cursor, perPage: options.perPage)
         let method = "flickr.photos.recentlyUpdated"
         let answer = try call(method, ["min_date": String(minDate), "extras": FlickrSourceOptions.accountExtras,
                                        "per_page": String(options.perPage), "page": String(page)])
-        return try FlickrSource.readPage(answer, page: page, method: method, context: recordContext(account: nsid))
+        var result = try FlickrSource.readPage(answer, page: page, method: method, context: recordContext(account: nsid))
+        if result.next != nil { result.next = FlickrSource.cursor(page: page + 1, perPage: options.perPage) }
+        return result
     }
 
     /// Every photo id of the account, 500 a page and without extras (the smallest answer that names them):
@@ -163,9 +167,14 @@ extension FlickrSource {
             throw ImportError(message: "Flickr's answer to \(method) has no \(envelope).photo list (page \(page))")
         }
         let pages = FlickrJSON.int64(list["pages"]).flatMap { Int(exactly: $0) } ?? page
-        let ids = items.filter { !FlickrRecord.isVideo($0) }.compactMap { FlickrJSON.text($0["id"]) }
+        let photos = items.filter { !FlickrRecord.isVideo($0) }
+        let ids = photos.compactMap { FlickrJSON.text($0["id"]) }
         let next = !items.isEmpty && page < pages ? PageCursor(token: String(page + 1)) : nil
-        return SourceIDPage(ids: ids, next: next, pageCount: max(pages, page))
+        // `total` counts every item the listing has (videos too when the server ignores media=photos): what
+        // the importer checks the whole listing against before it deletes anything.
+        let total = FlickrJSON.int64(list["total"]).flatMap { Int(exactly: $0) }.flatMap { $0 >= 0 ? $0 : nil }
+        return SourceIDPage(ids: ids, next: next, pageCount: max(pages, page), total: total,
+                            otherItems: items.count - ids.count)
     }
 
     // MARK: Albums

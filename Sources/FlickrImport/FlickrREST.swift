@@ -47,8 +47,10 @@ final class FlickrREST: @unchecked Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let url = try requestURL(method, parameters)
+            // The permit first, then the signature: a request signed before a long wait for the rate limit
+            // or a Retry-After would carry an old timestamp, which Flickr refuses (timestamp_refused).
             limiter.acquire()
+            let url = try requestURL(method, parameters)
             do {
                 return try http.getOnce(url, limit: 32 << 20)
             } catch let error as HTTPError {

@@ -10,6 +10,8 @@ struct FlickrRecordContext: Sendable {
     /// The account a list belongs to: records that name no owner are its (photosets.getPhotos names the
     /// owner once, on the set), and records that name another owner are skipped. nil: any owner.
     var account: String?
+    /// A signed list of the member's own photos: a record without ispublic/isfriend/isfamily is private.
+    var missingFlagsMeanPrivate = false
 }
 
 enum FlickrRecord {
@@ -98,9 +100,10 @@ enum FlickrRecord {
             thumbnailURL = square ?? FlickrJSON.text(json["url_t"]).flatMap { SourceURL.isUsable($0) ? $0 : nil }
         }
         // Only Flickr's own "1" (or true) sets a flag: an unreadable flag leaves the photo more private, never
-        // less. No flags at all is a public list's record (getRecent and search list public photos only).
+        // less. No flags at all is a public list's record (getRecent and search list public photos only), but
+        // private in a member's own signed list, which always sends them.
         let flags = ["ispublic", "isfriend", "isfamily"]
-        var visibility = PhotoVisibility.everyone
+        var visibility: PhotoVisibility = context.missingFlagsMeanPrivate ? .privateOnly : .everyone
         if flags.contains(where: { json[$0] != nil }) {
             visibility = []
             if isSet(json["ispublic"]) { visibility.insert(.everyone) }

@@ -85,7 +85,15 @@ public final class FlickrSource: PhotoSource {
     // MARK: Account sync (the account mode, FlickrAccountListing.swift; a query source has none of it)
 
     public var listingKey: String {
-        if let user = options.user { return "flickr user \((try? resolveUser())?.id ?? user)" }
+        if let user = options.user {
+            // Who looks is part of the listing: another viewer sees another subset, whose deletions and sync
+            // point are its own ("flickr user A" is A's own signed view).
+            let key = "flickr user \((try? resolveUser())?.id ?? user)"
+            guard let account = account else { return key }
+            if account.seesPrivatePhotos { return key }
+            guard isSigned, let viewer = try? signedInMember() else { return key + " public" }
+            return key + " as \(viewer.id)"
+        }
         let parameters = options.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         return (["flickr", options.method] + parameters).joined(separator: " ")
     }
@@ -93,7 +101,12 @@ public final class FlickrSource: PhotoSource {
     public func prepare() throws {
         if options.user != nil { _ = try resolveUser() }
     }
-    public var account: SourceAccount? { options.user == nil ? nil : try? resolveUser() }
+    /// The member listed; it sees private photos only when the calls are signed by that member.
+    public var account: SourceAccount? {
+        guard options.user != nil, var account = try? resolveUser() else { return nil }
+        account.seesPrivatePhotos = isSigned && (try? signedInMember())?.id == account.id
+        return account
+    }
     public func syncPoint() throws -> SyncPoint? { options.user == nil ? nil : try accountSyncPoint() }
     public func changesPage(since point: SyncPoint, cursor: PageCursor?) throws -> SourcePage {
         options.user == nil ? try listPage(cursor) : try accountChangesPage(since: point, cursor: cursor)
@@ -110,10 +123,12 @@ public final class FlickrSource: PhotoSource {
 
     public func listPage(_ cursor: PageCursor?) throws -> SourcePage {
         if options.user != nil { return try accountListPage(cursor) }
-        let page = FlickrSource.pageNumber(cursor)
+        let page = FlickrSource.pageNumber(cursor, perPage: options.perPage)
         let answer = try call(options.method, ["extras": FlickrSourceOptions.extras, "per_page": String(options.perPage),
                                                "page": String(page)].merging(options.parameters) { _, user in user })
-        return try FlickrSource.readPage(answer, page: page, method: options.method, context: recordContext(account: nil))
+        var result = try FlickrSource.readPage(answer, page: page, method: options.method, context: recordContext(account: nil))
+        if result.next != nil { result.next = FlickrSource.cursor(page: page + 1, perPage: options.perPage) }
+        return result
     }
 
     /// The page a cursor names: 1 for none; a token that is no page number (the cursor came back from a
@@ -123,11 +138,34 @@ public final class FlickrSource: PhotoSource {
         return max(1, page)
     }
 
+    /// A listing cursor that remembers the page size it counts in: "<page>:<per page>". An import resumed with
+    /// another `--per-page` would otherwise ask for page 11 of 500 where page 11 of 100 was next, and skip
+    /// photos 1,001–5,000 for good.
+    static func cursor(page: Int, perPage: Int) -> PageCursor { PageCursor(token: "\(page):\(perPage)") }
+
+    /// The page to ask for at `perPage`: the page holding the first photo not yet read when the cursor counted
+    /// in another size (some photos are read twice, none skipped). "<page>" alone counts in `perPage`.
+    static func pageNumber(_ cursor: PageCursor?, perPage: Int) -> Int {
+        guard let token = cursor?.token else { return 1 }
+        let parts = token.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ (1...9).contains($0.utf8.count) }),
+              let page = Int(parts[0]), page >= 1 else { return 1 }
+        guard parts.count == 2, let countedIn = Int(parts[1]), countedIn >= 1, countedIn != perPage, perPage >= 1 else {
+            return page
+        }
+        // Both factors are below 10^9, so the product fits in Int64.
+        return (page - 1) * countedIn / perPage + 1
+    }
+
     /// How records of this source are read; `account` owns the records of an account list.
     func recordContext(account: String?) -> FlickrRecordContext {
         var host = options.staticHost
         while host.hasSuffix("/") { host.removeLast() }
-        return FlickrRecordContext(staticHost: host, account: account)
+        var context = FlickrRecordContext(staticHost: host, account: account)
+        // A member's own list, signed, carries the visibility flags; a record without them is taken as
+        // private (0400), never public: failing closed keeps a private photo from other users.
+        context.missingFlagsMeanPrivate = account != nil && isSigned
+        return context
     }
 
     /// One answer of a photo list method (`envelope` is "photos", or "photoset" for a set's members), read

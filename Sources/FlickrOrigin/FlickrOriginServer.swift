@@ -140,6 +140,8 @@ public final class FlickrOriginServer: @unchecked Sendable {
     /// Account methods' state (guarded by `lock`): the REST call log and photos sent without any url_*.
     var restCalls: [OriginRESTCall] = []
     var withoutURLs = Set<String>()
+    /// Photos left out of lists asked without extras (an id listing), though still counted in their `total`.
+    var hiddenFromIDListings = Set<String>()
     /// Holds and status answers for chosen requests (OriginRequestHooks.swift; guarded by `lock`).
     var requestHooks = OriginRequestHooks()
     /// The origin's time, for `lastupdate` and `date_update` of edits; tests set and advance it.

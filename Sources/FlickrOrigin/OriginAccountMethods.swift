@@ -272,9 +272,10 @@ extension FlickrOriginServer {
         let slice = page > pages ? [] : Array(photos.dropFirst((page - 1) * perPage).prefix(perPage))
         let extras = Set((request.query["extras"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         let host = "http://127.0.0.1:\(port)"
-        let (raw, urlless) = withLock { (rawRecords, withoutURLs) }
+        let (raw, urlless, hidden) = withLock { (rawRecords, withoutURLs, hiddenFromIDListings) }
         // Each record is serialised on its own so that a raw one (a fault hook) goes in byte for byte.
-        let items = slice.map { photo -> String in
+        let listed = extras.isEmpty ? slice.filter { !hidden.contains($0.id) } : slice
+        let items = listed.map { photo -> String in
             if let text = raw[photo.id] { return text }
             var item = photoJSON(photo, extras: extras, host: host, withURLs: !urlless.contains(photo.id))
             adjust?(photo, &item)
@@ -378,6 +379,13 @@ extension FlickrOriginServer {
     /// secret and format): one real record in 20 looks like this. Their static URLs are still served.
     public func setWithoutURLs(photoID: String, _ isWithout: Bool = true) {
         withLock { if isWithout { withoutURLs.insert(photoID) } else { withoutURLs.remove(photoID) } }
+    }
+
+    /// The photo is left out of lists asked without extras (the id listing an import finds deletions with)
+    /// but still counted in their `total`: a listing that silently lost an item, as a list shifting while it
+    /// is paged does.
+    public func hideFromIDListings(photoID: String, _ isHidden: Bool = true) {
+        withLock { if isHidden { hiddenFromIDListings.insert(photoID) } else { hiddenFromIDListings.remove(photoID) } }
     }
 
     public func addAlbum(_ album: OriginAlbum) {

@@ -278,7 +278,7 @@ public final class Catalog: @unchecked Sendable {
                 SELECT r.id, r.name, r.photo_count, r.photographer_count,
                        (SELECT max(p.moment_at) FROM photo p
                         WHERE p.region_id = r.id AND \(CatalogLimits.usablePhotoSQL("p"))) AS newest,
-                       (SELECT max(p.visibility & 1) FROM photo p
+                       (SELECT max(\(CatalogLimits.isPublicSQL("p"))) FROM photo p
                         WHERE p.region_id = r.id AND \(CatalogLimits.usablePhotoSQL("p"))) AS public
                 FROM region r WHERE r.photo_count > 0 ORDER BY r.id
                 """)) { row in
@@ -303,7 +303,7 @@ public final class Catalog: @unchecked Sendable {
     public func photographers(inRegion regionID: Int64) throws -> [PhotographerRecord] {
         try read { db in
             try decodeAll(Row.fetchCursor(db, sql: """
-                SELECT g.id, g.owner, g.name, max(p.moment_at) AS newest, max(p.visibility & 1) AS public
+                SELECT g.id, g.owner, g.name, max(p.moment_at) AS newest, max(\(CatalogLimits.isPublicSQL("p"))) AS public
                 FROM photo p JOIN photographer g ON g.id = p.photographer_id
                 WHERE p.region_id = ? AND \(CatalogLimits.usablePhotoSQL("p"))
                 GROUP BY g.id ORDER BY g.id
@@ -334,7 +334,7 @@ public final class Catalog: @unchecked Sendable {
     public func years() throws -> [YearRecord] {
         try read { db in
             try decodeAll(Row.fetchCursor(db, sql: """
-                SELECT moment_year, count(*) AS n, max(moment_at) AS newest, max(visibility & 1) AS public FROM photo
+                SELECT moment_year, count(*) AS n, max(moment_at) AS newest, max(\(CatalogLimits.isPublicSQL(""))) AS public FROM photo
                 WHERE \(CatalogLimits.usablePhotoSQL("")) GROUP BY moment_year ORDER BY moment_year
                 """)) { row in
                 var reader = ColumnReader(row, table: "photo")

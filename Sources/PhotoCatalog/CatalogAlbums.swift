@@ -48,22 +48,22 @@ public struct AlbumSummary: Equatable, Sendable {
 extension Catalog {
     /// Albums with at least one usable photo, by id.
     public func albums() throws -> [AlbumRecord] {
-        try albums(where: "1")
+        try albums(where: "1", arguments: [])
     }
 
     public func album(id: Int64) throws -> AlbumRecord? {
-        try albums(where: "a.id = \(id)").first
+        try albums(where: "a.id = ?", arguments: [id]).first
     }
 
-    private func albums(where condition: String) throws -> [AlbumRecord] {
+    private func albums(where condition: String, arguments: StatementArguments) throws -> [AlbumRecord] {
         try read { db in
             try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT a.id, a.source_id, a.title, a.description, a.updated_at, count(*) AS n, max(p.moment_at),
-                       max(p.visibility & 1)
+                       max(\(CatalogLimits.isPublicSQL("p")))
                 FROM album a JOIN album_photo m ON m.album_id = a.id JOIN photo p ON p.seq = m.photo_seq
                 WHERE \(condition) AND \(CatalogLimits.usablePhotoSQL("p"))
                 GROUP BY a.id ORDER BY a.id
-                """)) { row in
+                """, arguments: arguments)) { row in
                 var reader = ColumnReader(row, table: "album")
                 reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
                 let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
@@ -134,6 +134,13 @@ extension Catalog {
                                 SELECT ?, seq, ? FROM photo WHERE id = ?
                                 """, arguments: [albumID, position, id])
                         }
+                    }
+                    // A member the library does not hold yet (uploaded after the listing passed, or skipped) is
+                    // left out; forgetting the album's update time makes the next import list it again.
+                    let held = try Catalog.integer(db, sql: "SELECT count(*) FROM album_photo WHERE album_id = ?",
+                                                   arguments: [albumID]) ?? 0
+                    if held < Int64(wanted.count) {
+                        try db.execute(sql: "UPDATE album SET updated_at = NULL WHERE id = ?", arguments: [albumID])
                     }
                 }
                 if !existed { summary.added += 1 } else if db.totalChangesCount != beforeAlbum { summary.updated += 1 }

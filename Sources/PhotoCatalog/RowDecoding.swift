@@ -22,7 +22,8 @@ public enum CatalogLimits {
     /// A rendition's width or height: Flickr's largest sizes are ~10,000 px; a million keeps width × height
     /// (10^12) far from overflowing Int.
     public static let dimensionRange: ClosedRange<Int64> = 1 ... 1_000_000
-    /// Albums one photo is counted in (its link count): Flickr allows 1,000 photosets an account.
+    /// Albums one photo is counted in (its link count): far above what any account has, and it only adds
+    /// to a link count.
     public static let maxAlbumsPerPhoto: Int64 = 10_000
 
     /// The same rules for a photo row as SQL, for aggregates (counts, newest moments, totals) so that a
@@ -44,6 +45,15 @@ public enum CatalogLimits {
              AND typeof(\(p)moment_year) = 'integer'
              AND \(p)moment_year = CAST(strftime('%Y', \(p)moment_at, 'unixepoch') AS INTEGER))
             """
+    }
+}
+
+extension CatalogLimits {
+    /// Whether a photo is public, as SQL agreeing with the Swift decoder: only an INTEGER with bit 1 set is
+    /// public; text '1', a real 1.0 or NULL read as private, in aggregates (a directory's mode) as in rows.
+    static func isPublicSQL(_ alias: String) -> String {
+        let p = alias.isEmpty ? "" : alias + "."
+        return "(typeof(\(p)visibility) = 'integer' AND (\(p)visibility & 1) = 1)"
     }
 }
 

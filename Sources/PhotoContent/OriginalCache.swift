@@ -220,24 +220,43 @@ public final class OriginalCache: @unchecked Sendable {
         }.prefix(64))
     }
 
-    /// Frees the cached bytes of photos that were deleted or replaced: every cache file of the photo (its
-    /// original and its variants) except `keeping` (the key of the version the catalog still shows) and
-    /// files open right now. Two ids that differ only in punctuation share a prefix; freeing the other's
-    /// bytes then costs a download, never a wrong byte (the key names the version). Returns the bytes freed.
+    /// One photo whose cached bytes are to be freed: every cache file of it except `keeping` (the key of the
+    /// version the catalog still shows). Its variants go too when it left the catalog (`keeping` nil); a
+    /// replaced photo keeps them: they are keyed by the original they were made from and age out by LRU,
+    /// while freeing them would make every --size mount render it again.
+    public struct Removal: Sendable {
+        public var photoID: String
+        public var keeping: String?
+        public init(photoID: String, keeping: String?) { self.photoID = photoID; self.keeping = keeping }
+    }
+
+    /// Frees the cached bytes of photos that were deleted or replaced, in one pass over the cache's entries
+    /// (a few thousand removals against tens of thousands of files stays linear). Files open right now are
+    /// kept. Two ids that differ only in punctuation share a file-name prefix; freeing the other's bytes then
+    /// costs a download, never a wrong byte (the key names the version). Returns the bytes freed.
     @discardableResult
-    public func discard(photoID: String, keeping: String?) -> Int64 {
-        let prefixes = [OriginalCache.fileNamePrefix(photoID: photoID) + "-",
-                        OriginalCache.fileNamePrefix(photoID: "variant-" + photoID) + "-"]
-        lock.lock()
-        defer { lock.unlock() }
-        var freed: Int64 = 0
-        for (key, entry) in entries where key != keeping && openCounts[key] == nil
-            && prefixes.contains(where: { key.hasPrefix($0) }) {
-            if unlink(objectsPath + "/" + key) == 0 || errno == ENOENT {
-                entries[key] = nil
-                totalBytes = max(0, totalBytes.saturatingAdd(-entry.size))
-                freed = freed.saturatingAdd(entry.size)
+    public func discard(_ removals: [Removal]) -> Int64 {
+        var byPrefix: [String: (keeping: String?, isVariant: Bool)] = [:]
+        for removal in removals {
+            byPrefix[OriginalCache.fileNamePrefix(photoID: removal.photoID)] = (removal.keeping, false)
+            if removal.keeping == nil {
+                byPrefix[OriginalCache.fileNamePrefix(photoID: "variant-" + removal.photoID)] = (nil, true)
             }
+        }
+        guard !byPrefix.isEmpty else { return 0 }
+        lock.lock()
+        var doomed: [(key: String, size: Int64)] = []
+        for (key, entry) in entries where openCounts[key] == nil {
+            guard let dash = key.lastIndex(of: "-"), let rule = byPrefix[String(key[..<dash])], key != rule.keeping else { continue }
+            doomed.append((key, entry.size))
+            entries[key] = nil
+            totalBytes = max(0, totalBytes.saturatingAdd(-entry.size))
+        }
+        lock.unlock()
+        // Unlinked outside the lock: opens of other photos do not wait for the disk.
+        var freed: Int64 = 0
+        for (key, size) in doomed where unlink(objectsPath + "/" + key) == 0 || errno == ENOENT {
+            freed = freed.saturatingAdd(size)
         }
         return freed
     }

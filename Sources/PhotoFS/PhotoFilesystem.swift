@@ -257,12 +257,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private func freeRemovedContent() {
         guard let (ids, last) = try? catalog.removedPhotoIDs(after: removedLogPosition), !ids.isEmpty else { return }
         removedLogPosition = last
-        var freed: Int64 = 0
-        for id in Set(ids) {
-            let current = (try? catalog.photo(id: id)).flatMap { $0 }.flatMap(contentSource).map(OriginalCache.key(for:))
-            let (sum, overflow) = freed.addingReportingOverflow(cache.discard(photoID: id, keeping: current))
-            freed = overflow ? Int64.max : sum
+        let removals = Set(ids).map { id in
+            OriginalCache.Removal(photoID: id, keeping: (try? catalog.photo(id: id)).flatMap { $0 }
+                .flatMap(contentSource).map(OriginalCache.key(for:)))
         }
+        let freed = cache.discard(removals)
         if freed > 0 {
             logger.info("cached bytes of deleted or replaced photos freed", metadata: ["photos": "\(Set(ids).count)", "bytes": "\(freed)"])
         }

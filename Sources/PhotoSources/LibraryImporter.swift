@@ -25,6 +25,14 @@ public struct ImportError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
+/// An import that stopped: why, and how many of its pages were committed before (0: the library is as it was).
+public struct ImportStopped: Error, CustomStringConvertible {
+    public var cause: Error
+    public var pagesCommitted: Int
+    public init(cause: Error, pagesCommitted: Int) { self.cause = cause; self.pagesCommitted = pagesCommitted }
+    public var description: String { "\(cause)" }
+}
+
 public struct ImportReport: Sendable {
     public enum Mode: String, Sendable { case full, changes }
     public var mode = Mode.full
@@ -47,6 +55,9 @@ public struct ImportReport: Sendable {
     public var albums = AlbumSummary()
     /// Albums whose members were listed again (new or changed since the last import).
     public var albumsListed = 0
+    /// Photos the id listing has that the library does not (the list shifted while it was paged): the next
+    /// import lists everything to bring them in.
+    public var missedByListing = 0
     public init(summary: ImportSummary = ImportSummary()) { self.summary = summary }
 
     /// Skipped records per field at fault ("id": 2, "url": 1).
@@ -82,7 +93,18 @@ public final class LibraryImporter {
         self.clock = clock
     }
 
+    /// Runs the import. Any failure is thrown as `ImportStopped`, which says how many pages of this run were
+    /// committed before it (and so whether the library changed at all).
     public func run() throws -> ImportReport {
+        var pagesCommitted = 0
+        do {
+            return try importListing(pagesCommitted: &pagesCommitted)
+        } catch {
+            throw ImportStopped(cause: error, pagesCommitted: pagesCommitted)
+        }
+    }
+
+    private func importListing(pagesCommitted: inout Int) throws -> ImportReport {
         var report = ImportReport()
         defer { progress?.finish() }
         try source.prepare()
@@ -117,6 +139,7 @@ public final class LibraryImporter {
         var seen = Set<String>()
         var listingDone = resume.pages > 0 && resume.cursor == nil
         var cutShort = false
+        var bound = PagingBound()
         while !listingDone {
             progress?.update(stage: "pages", done: report.pages, total: nil)
             let cursor = resume.cursor.map(PageCursor.init(token:))
@@ -137,23 +160,34 @@ public final class LibraryImporter {
             // A photo listed twice in a page is kept once, the last (lists shift while paging).
             var photos: [SourcePhoto] = []
             var position: [String: Int] = [:]
+            var newPhotos = 0
             for photo in page.photos {
                 if let existing = position[photo.id] { photos[existing] = photo } else {
                     position[photo.id] = photos.count
                     photos.append(photo)
                 }
-                seen.insert(photo.id)
+                if seen.insert(photo.id).inserted { newPhotos += 1 }
             }
-            let next = page.next
-            cutShort = next != nil && options.maxPages.map { report.pages >= $0 } ?? false
+            var next = page.next
+            if next != nil && !bound.allowsAnother(pageCount: page.pageCount, itemsOnPage: page.photos.count,
+                                                   newItems: newPhotos) {
+                logger.warning("the listing does not end (a page repeats or the page count is past belief); stopped here",
+                               metadata: ["pages": "\(report.pages)"])
+                next = nil
+                cutShort = true
+            }
+            if next != nil, let maxPages = options.maxPages, report.pages >= maxPages { cutShort = true }
             listingDone = next == nil || cutShort
-            resume.cursor = cutShort ? nil : next?.token
+            resume.cursor = next?.token
             resume.pages += 1
-            state.resume = resume
+            // A listing cut short is not one to continue or to sync from: the next import starts afresh.
+            state.resume = cutShort ? nil : resume
             state.skippedCount += page.skipped.count
             state.videoCount += page.videos
             try commit(photos, state: state, into: &report)
+            pagesCommitted += 1
             progress?.update(stage: "pages", done: report.pages, total: listingDone ? report.pages : page.pageCount)
+            progress?.update(stage: "photos", done: seen.count, total: nil)
         }
         report.photosListed = seen.count
 
@@ -167,10 +201,11 @@ public final class LibraryImporter {
             try importAlbums(into: &report)
         }
 
-        // 4. Done: the next import lists changes from the point taken before this one began.
+        // 4. Done: the next import lists changes from the point taken before this one began; after a listing
+        // that missed photos (the list shifted while it was paged) or was cut short, it lists everything.
         state.resume = nil
         if !cutShort {
-            state.lastSyncPoint = resume.syncPoint
+            state.lastSyncPoint = report.missedByListing > 0 ? nil : resume.syncPoint
             state.lastSyncedAt = Int64(clock().timeIntervalSince1970)
         }
         try catalog.saveSyncState(state)
@@ -187,6 +222,7 @@ public final class LibraryImporter {
             progress?.update(stage: "places", done: index, total: newPlaces.count)
             resolutions.append(try source.resolvePlace(placeID))
         }
+        if !newPlaces.isEmpty { progress?.update(stage: "places", done: newPlaces.count, total: newPlaces.count) }
         report.placesResolved += resolutions.count
 
         // Exact sizes: only originals the catalog does not already know at this URL.
@@ -229,33 +265,60 @@ public final class LibraryImporter {
         } catch {
             throw ImportError(message: "could not write the library: \(error)")
         }
+        if photos.contains(where: { !$0.visibility.isPublic }) {
+            let narrowed = catalog.restrictToOwner()
+            if !narrowed.isEmpty {
+                logger.notice("the library holds private photos: made readable by its owner only (mode 0600)",
+                              metadata: ["files": "\(narrowed.count)"])
+            }
+        }
         report.summary.added += summary.added
         report.summary.updated += summary.updated
         report.summary.unchanged += summary.unchanged
         report.summary.regions = summary.regions
     }
 
-    /// Lists every id the account has and removes the account's photos that are not among them.
+    /// Lists every id the account has and removes the account's photos that are not among them — only when
+    /// the id listing is provably whole: the source said how many items it has and the listing held exactly
+    /// that many. A short or cut listing (a missing `total`, an empty or repeated page, a photo deleted while
+    /// it was paged) deletes nothing, since a photo wrongly removed would not come back with the next
+    /// incremental import.
     private func removeDeleted(of account: SourceAccount, into report: inout ImportReport) throws {
         var ids = Set<String>()
+        var others = 0
+        var total: Int?
         var cursor: PageCursor?
-        var pages = 0
+        var bound = PagingBound()
         repeat {
-            progress?.update(stage: "ids", done: pages, total: nil)
+            progress?.update(stage: "ids", done: bound.pages, total: nil)
             guard let page = try source.idPage(cursor) else { return } // the source cannot list ids
+            let before = ids.count
             ids.formUnion(page.ids)
+            others += page.otherItems
+            if bound.pages == 0 { total = page.total }
             cursor = page.next
-            pages += 1
+            if cursor != nil && !bound.allowsAnother(pageCount: page.pageCount, itemsOnPage: page.ids.count + page.otherItems,
+                                                     newItems: ids.count - before) {
+                logger.warning("the id listing does not end; nothing deleted", metadata: ["account": "\(account.id)"])
+                return
+            }
         } while cursor != nil
         let owner = SourceIdentifier.encoded(account.id) ?? account.id
-        let local = try catalog.photoIDs(owner: owner)
-        let gone = local.subtracting(ids)
-        // An empty id list against a library full of the account's photos is more likely a broken answer than
-        // an account emptied in one go: nothing is deleted on its word.
-        if ids.isEmpty && !local.isEmpty {
-            logger.warning("the account listed no photo ids; nothing deleted", metadata: ["account": "\(account.id)"])
+        // Photos a listing that does not see private ones could never have listed are not its to delete.
+        let local = try catalog.photoIDs(owner: owner, publicOnly: !account.seesPrivatePhotos)
+        // Only a full listing can have missed photos by a shift; in a changes listing, ids the library lacks are
+        // records skipped by an earlier import.
+        if report.mode == .full {
+            let skipped = Set(report.skipped.compactMap(\.id))
+            report.missedByListing = ids.subtracting(local).subtracting(skipped).count
+        }
+        guard let total, ids.count + others == total else {
+            logger.warning("the id listing is not whole (its count differs from the total the origin gave); nothing deleted",
+                           metadata: ["account": "\(account.id)", "listed": "\(ids.count + others)",
+                                      "total": "\(total.map(String.init) ?? "none")"])
             return
         }
+        let gone = local.subtracting(ids)
         guard !gone.isEmpty else { return }
         report.removed = try catalog.removePhotos(ids: gone.sorted())
         logger.info("photos deleted at the origin removed", metadata: ["count": "\(report.removed.count)"])
@@ -271,11 +334,16 @@ public final class LibraryImporter {
             // Same update time as stored: its members did not change (Flickr moves date_update with them).
             if options.full || known[album.id] == nil || known[album.id] != album.updatedAt || album.updatedAt == nil {
                 var ids: [String] = []
+                var seen = Set<String>()
                 var cursor: PageCursor?
+                var bound = PagingBound()
                 repeat {
                     let page = try source.albumMembersPage(album.id, cursor: cursor)
-                    ids += page.ids
+                    let fresh = page.ids.filter { seen.insert($0).inserted }
+                    ids += fresh
                     cursor = page.next
+                    if cursor != nil && !bound.allowsAnother(pageCount: page.pageCount, itemsOnPage: page.ids.count,
+                                                             newItems: fresh.count) { cursor = nil }
                 } while cursor != nil
                 members = ids
                 report.albumsListed += 1
@@ -284,7 +352,11 @@ public final class LibraryImporter {
                                        updatedAt: album.updatedAt, memberIDs: members))
         }
         progress?.update(stage: "albums", done: albums.count, total: albums.count)
-        report.albums = try catalog.applyAlbums(imports, keepingOnly: Set(albums.map(\.id)))
+        // No album at all, where the library has some, is more likely a broken answer than an account that
+        // deleted every album at once: nothing is removed on its word.
+        let keep: Set<String>? = albums.isEmpty && !known.isEmpty ? nil : Set(albums.map(\.id))
+        if keep == nil { logger.warning("the account listed no albums; the library's are kept") }
+        report.albums = try catalog.applyAlbums(imports, keepingOnly: keep)
     }
 
     /// Measures the originals, `measureConcurrency` at a time.

@@ -89,11 +89,16 @@ public struct SyncPoint: Hashable, Sendable {
     public init(token: String) { self.token = token }
 }
 
-/// Who a library follows: Flickr's NSID and user name.
+/// Who a library follows: Flickr's NSID and user name, and whether the listing sees all of its photos
+/// (signed in as that account) or only those shown to others: deletions are looked for only among the photos
+/// the listing could have seen.
 public struct SourceAccount: Hashable, Sendable {
     public var id: String
     public var name: String
-    public init(id: String, name: String) { self.id = id; self.name = name }
+    public var seesPrivatePhotos: Bool
+    public init(id: String, name: String, seesPrivatePhotos: Bool = false) {
+        self.id = id; self.name = name; self.seesPrivatePhotos = seesPrivatePhotos
+    }
 }
 
 /// One page of photo ids (deletion check, album members). Ids that are not identifiers are left out.
@@ -101,8 +106,39 @@ public struct SourceIDPage: Sendable {
     public var ids: [String]
     public var next: PageCursor?
     public var pageCount: Int?
-    public init(ids: [String], next: PageCursor?, pageCount: Int?) {
-        self.ids = ids.filter(SourceIdentifier.isValid); self.next = next; self.pageCount = pageCount
+    /// How many items the whole listing has, as the source says (nil: it does not say).
+    public var total: Int?
+    /// Items on this page that are not photos (videos) or whose id is not an identifier: with `ids`, what
+    /// the page held, so the listing can be checked against `total`.
+    public var otherItems: Int
+    public init(ids: [String], next: PageCursor?, pageCount: Int?, total: Int? = nil, otherItems: Int = 0) {
+        let valid = ids.filter(SourceIdentifier.isValid)
+        self.ids = valid; self.next = next; self.pageCount = pageCount; self.total = total
+        self.otherItems = otherItems + (ids.count - valid.count)
+    }
+}
+
+/// Bounds one paged listing against a server that never ends it: a page count far past what the first page
+/// announced, a page that brings nothing new (the same page again), or a hard cap.
+public struct PagingBound: Sendable {
+    /// 100,000 pages: 10 million photos at Flickr's default 100 a page, 50 million at 500; no account is near.
+    public static let maxPages = 100_000
+    /// Pages beyond the first page's count that are still followed: a list that grows while it is paged.
+    public static let slack = 10
+    public private(set) var pages = 0
+    private var limit = PagingBound.maxPages
+
+    public init() {}
+
+    /// Call after each page; false when the listing must stop here even though the page names a next one.
+    public mutating func allowsAnother(pageCount: Int?, itemsOnPage: Int, newItems: Int) -> Bool {
+        pages += 1
+        if pages == 1, let announced = pageCount, announced >= 0 {
+            let (sum, overflow) = announced.addingReportingOverflow(PagingBound.slack)
+            limit = overflow ? PagingBound.maxPages : min(PagingBound.maxPages, sum)
+        }
+        if itemsOnPage > 0 && newItems == 0 { return false }
+        return pages < limit
     }
 }
 

@@ -146,9 +146,10 @@ struct FlickrImportCommand: ParsableCommand {
         do {
             let report = try importer.run()
             print(ImportCommand.describe(report, rate: limiter.statistics))
+        } catch let stopped as ImportStopped {
+            throw CommandFailure(ImportCommand.explain(stopped))
         } catch {
-            throw CommandFailure("import stopped: \(error). Pages already imported are kept; "
-                                 + "run the same command again to continue")
+            throw CommandFailure("import stopped: \(error)")
         }
     }
 
@@ -191,6 +192,15 @@ struct FlickrImportCommand: ParsableCommand {
 }
 
 extension ImportCommand {
+    /// What an import that stopped changed: nothing, or its committed pages (which the next run continues after).
+    static func explain(_ stopped: ImportStopped) -> String {
+        if stopped.pagesCommitted == 0 {
+            return "import stopped, library unchanged: \(stopped.cause)"
+        }
+        return "import stopped: \(stopped.cause). The \(stopped.pagesCommitted) page(s) it committed before are kept, "
+            + "whole; run the same command again to continue after them"
+    }
+
     /// "tags=a=b" → ("tags", "a=b"), split at the first "="; nil without one or with an empty key ("=v").
     static func keyAndValue(_ parameter: String) -> (key: String, value: String)? {
         guard let equals = parameter.firstIndex(of: "="), equals > parameter.startIndex else { return nil }

@@ -8,10 +8,16 @@ struct OriginCommand: ParsableCommand {
         commandName: "origin",
         abstract: "Serve the built-in demo library over the Flickr REST format on 127.0.0.1.",
         discussion: """
-            Answers flickr.photos.getRecent, flickr.photos.search and flickr.places.getInfo at
-            http://127.0.0.1:PORT/services/rest/ and serves the photos' bytes (with Content-Length, Range and
-            ETag). Runs until interrupted. Import from it with:
+            Answers the Flickr REST methods photofs uses at http://127.0.0.1:PORT/services/rest/, OAuth 1.0a
+            sign-in at /services/oauth/ (its authorize page shows the code, as Flickr's does), and serves the
+            photos' bytes (with Content-Length, Range and ETag). The generated library belongs to several
+            photographers; one of them, the member "ansel", also has private photos and albums. Runs until
+            interrupted. Import from it with:
               photofs import flickr demo.sqlite --endpoint http://127.0.0.1:PORT/services/rest/ --api-key demo
+            or sign in as ansel (open the printed authorize URL to see the code) and import the account:
+              photofs login flickr --endpoint http://127.0.0.1:PORT/services/rest/ --api-key demo --api-secret SECRET
+              photofs import flickr demo.sqlite --user me
+            The app secret is printed at start (it is a demo secret, not a real one).
             """
     )
 
@@ -39,11 +45,12 @@ struct OriginCommand: ParsableCommand {
                 .map { photosDir + "/" + $0 }
             library = DemoLibrary.external(files: files, baseURL: imageBaseURL)
         } else {
-            library = DemoLibrary.make(count: photos)
+            library = DemoLibrary.account(count: photos)
         }
         let server = FlickrOriginServer(library: library, apiKey: apiKey)
         try server.start(port: port)
-        print("serving \(library.photos.count) photos at \(server.endpoint) (API key \"\(apiKey)\")")
+        print("serving \(library.photos.count) photos at \(server.endpoint) (API key \"\(apiKey)\", "
+              + "app secret \"\(server.apiSecret)\" for `photofs login flickr`)")
         fflush(stdout)
         while true { sleep(3600) }
     }

@@ -3,34 +3,45 @@ import Foundation
 import Logging
 import PhotoSources
 
+/// On a terminal, one line redrawn in place with every stage seen so far — "pages 3/10 · photos 1500 ·
+/// sizes 120/500 · albums 1/4 · waited 12 s" — so a long import shows all it is doing at once; elsewhere one
+/// log line per finished stage.
 final class TerminalProgress: ImportProgress, @unchecked Sendable {
     private let isTerminal = isatty(STDERR_FILENO) == 1
     private let logger: Logger
     private let lock = NSLock()
     private var lastDraw = Date.distantPast
-    private var completedStages = Set<String>()
+    /// Stages in the order they first reported, with their latest counts.
+    private var stages: [(name: String, done: Int, total: Int?)] = []
+    private var loggedStages = Set<String>()
+    private var waited: TimeInterval = 0
 
     init(logger: Logger) { self.logger = logger }
 
     func update(stage: String, done: Int, total: Int?) {
         lock.lock()
         defer { lock.unlock() }
+        if let index = stages.firstIndex(where: { $0.name == stage }) {
+            stages[index] = (stage, done, total)
+        } else {
+            stages.append((stage, done, total))
+        }
         let complete = total.map { done >= $0 } ?? false
-        if completedStages.contains(stage) { return }
-        if complete { completedStages.insert(stage) }
         if isTerminal {
             // Redraw at most 10 times a second: the HEAD phase reports hundreds of updates per second.
-            guard complete || Date().timeIntervalSince(lastDraw) > 0.1 else { return }
+            guard Date().timeIntervalSince(lastDraw) > 0.1 || complete else { return }
             lastDraw = Date()
-            let width = 30
-            let filled = total.map { $0 > 0 ? width * min(done, $0) / $0 : width } ?? 0
-            let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
-            let count = total.map { "\(done)/\($0)" } ?? "\(done)"
-            FileHandle.standardError.write(Data("\r\u{1B}[K\(stage.padding(toLength: 7, withPad: " ", startingAt: 0)) \(bar) \(count)".utf8))
-            if complete { FileHandle.standardError.write(Data("\n".utf8)) }
-        } else if complete {
+            draw()
+        } else if complete, loggedStages.insert(stage).inserted {
             logger.info("import stage done", metadata: ["stage": "\(stage)", "count": "\(done)"])
         }
+    }
+
+    /// Called with the lock held.
+    private func draw() {
+        var parts = stages.map { stage in "\(stage.name) " + (stage.total.map { "\(min(stage.done, $0))/\($0)" } ?? "\(stage.done)") }
+        if waited >= 1 { parts.append(String(format: "waited %.0f s", waited)) }
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(parts.joined(separator: " · "))".utf8))
     }
 
     /// An API call waits for the rate limit or a server's Retry-After: said on its own line when it is long
@@ -46,8 +57,24 @@ final class TerminalProgress: ImportProgress, @unchecked Sendable {
         }
         lock.lock()
         defer { lock.unlock() }
-        if isTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K\(text)\n".utf8)) } else { logger.notice("\(text)") }
+        if case .rate(let seconds) = wait { waited += seconds }
+        if case .serverAsked(let seconds, _) = wait { waited += seconds }
+        if isTerminal {
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(text)\n".utf8))
+            draw()
+        } else {
+            logger.notice("\(text)")
+        }
     }
 
-    func finish() {}
+    /// Ends the redrawn line, so what is printed next starts on its own.
+    func finish() {
+        lock.lock()
+        defer { lock.unlock() }
+        if isTerminal && !stages.isEmpty {
+            draw()
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+        stages = []
+    }
 }

@@ -16,8 +16,8 @@ final class AccountListingTests: XCTestCase {
     func testTheSignedOwnerSeesPrivateFriendsAndFamilyPhotos() throws {
         let source = fixture.source(user: "me", perPage: 4)
         XCTAssertEqual(try source.resolveUser(), SourceAccount(id: "10000001@N01", name: "ansel"))
-        XCTAssertEqual(source.account, SourceAccount(id: "10000001@N01", name: "ansel"))
-        XCTAssertEqual(source.listingKey, "flickr user 10000001@N01")
+        XCTAssertEqual(source.account, SourceAccount(id: "10000001@N01", name: "ansel", seesPrivatePhotos: true))
+        XCTAssertEqual(source.listingKey, "flickr user 10000001@N01", "the owner's own view")
 
         let pages = try allPages(source.listPage)
         let photos = pages.flatMap(\.photos)
@@ -60,13 +60,17 @@ final class AccountListingTests: XCTestCase {
         XCTAssertEqual(fixture.origin.restCallCount("flickr.people.getPhotos"), 0)
         XCTAssertEqual(fixture.origin.restCallCount("flickr.people.findByUsername"), 1)
         XCTAssertTrue(fixture.origin.restCallLog.allSatisfy { !$0.signed })
-        // Nobody is signed in: no changes to list from, every import is a full listing.
+        // Nobody is signed in: no changes to list from, every import is a full listing, and the public view is
+        // a listing of its own (its deletions cannot touch private photos another view imported).
         XCTAssertNil(try source.syncPoint())
+        XCTAssertEqual(source.account?.seesPrivatePhotos, false)
+        XCTAssertEqual(source.listingKey, "flickr user 10000001@N01 public")
     }
 
     func testAnotherSignedInMemberSeesTheOwnersPublicPhotosOnly() throws {
         let source = fixture.source(user: "10000001@N01", signedInAs: AccountFixture.stranger.nsid)
         XCTAssertEqual(try source.resolveUser(), SourceAccount(id: "10000001@N01", name: "ansel"), "an NSID's name from people.getInfo")
+        XCTAssertEqual(source.listingKey, "flickr user 10000001@N01 as \(AccountFixture.stranger.nsid)")
         let photos = try allPages(source.listPage).flatMap(\.photos)
         XCTAssertEqual(Set(photos.map(\.id)), Set(fixture.ownerPhotos { $0.isPublic && !$0.isVideo }.map(\.id)))
         XCTAssertGreaterThan(fixture.origin.restCallCount("flickr.people.getPhotos"), 0)

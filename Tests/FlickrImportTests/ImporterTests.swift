@@ -84,6 +84,7 @@ final class ImporterTests: XCTestCase {
         origin.malformedAnswers = true
         XCTAssertThrowsError(try importer().run()) { error in
             XCTAssertTrue("\(error)".contains("malformed JSON"), "\(error)")
+            XCTAssertEqual((error as? ImportStopped)?.pagesCommitted, 0)
         }
         XCTAssertEqual(try catalog.allPhotos().count, 0)
     }

@@ -139,6 +139,7 @@ final class PhotoSourceTests: XCTestCase {
         source.failOnPage = 1
         XCTAssertThrowsError(try LibraryImporter(catalog: catalog, source: source, progress: nil, logger: log.logger()).run()) {
             XCTAssertEqual("\($0)", "page 1 unreachable")
+            XCTAssertEqual(($0 as? ImportStopped)?.pagesCommitted, 1, "the failure says the first page was kept")
         }
         let firstPage = Set(source.pages[0].photos.map(\.id))
         XCTAssertEqual(Set(try catalog.allPhotos().map(\.id)), firstPage)
