@@ -3,6 +3,7 @@
 // prints it (inode, links, mode, size, path), with each file's photo id.
 import FlickrOrigin
 import Foundation
+import GRDB
 import PhotoContent
 import XCTest
 
@@ -90,13 +91,31 @@ extension MountHarness {
 
     /// Mounted files by the photo id behind them (from the catalog, by inode).
     func mountedFilesByPhotoID(under relative: String = "") throws -> [String: [MountedFile]] {
-        var byID: [String: [MountedFile]] = [:]
-        var ids: [UInt64: String] = [:]
-        for file in mountedFiles(under: relative) {
-            if ids[file.inode] == nil { ids[file.inode] = try photoID(ofInode: file.inode) ?? "?inode \(file.inode)" }
-            byID[ids[file.inode]!, default: []].append(file)
+        let files = mountedFiles(under: relative)
+        let ids = try photoIDs(ofInodes: Set(files.map(\.inode)))
+        return Dictionary(grouping: files) { ids[$0.inode] ?? "?inode \($0.inode)" }
+    }
+
+    /// The photo ids behind inodes (the low 56 bits are the catalog's seq), read through one read-only
+    /// connection: `photoID(ofInode:)` opens the library for writing (migrations, a write transaction) each
+    /// time, and tests that poll with it compete with the mount's own writes of /recent.
+    func photoIDs(ofInodes inodes: Set<UInt64>) throws -> [UInt64: String] {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let database = try DatabaseQueue(path: library, configuration: configuration)
+        defer { try? database.close() }
+        return try database.read { db in
+            var ids: [UInt64: String] = [:]
+            for inode in inodes {
+                ids[inode] = try String.fetchOne(db, sql: "SELECT id FROM photo WHERE seq = ?", arguments: [Int64(inode & ((1 << 56) - 1))])
+            }
+            return ids
         }
-        return byID
+    }
+
+    /// The photo id behind one mounted path.
+    func photoID(at relative: String) throws -> String? {
+        try photoIDs(ofInodes: [inode(of: path(relative))]).values.first
     }
 
     /// The entries of a directory in the order readdir gives them (`ls -U`), so an album's order shows.

@@ -44,8 +44,7 @@ final class AccountImportMountTests: XCTestCase {
         for (title, members) in visibleAlbums {
             let directory = "albums/" + title.replacingOccurrences(of: "/", with: "\u{FF0F}")
             let listed = try harness.directoryOrder(directory).map { name -> String in
-                let id = try harness.photoID(ofInode: harness.inode(of: harness.path(directory + "/" + name)))
-                return try XCTUnwrap(id, name)
+                try XCTUnwrap(try harness.photoID(at: directory + "/" + name), name)
             }
             XCTAssertEqual(listed, members, "\(title): the album's photos in its order")
             for id in members { albumCount[id, default: 0] += 1 }
