@@ -149,14 +149,15 @@ extension FlickrSource {
         return result
     }
 
-    /// Every photo id of the account, 500 a page and without extras (the smallest answer that names them):
-    /// what a complete listing no longer has was deleted.
+    /// Every photo id of the account, 500 a page with one extra, `media` (the smallest answer that names them
+    /// and tells a video from a photo: people.getPhotos lists videos whatever `media` asks, and an unknown
+    /// video id would look like a photo the listing missed): what a complete listing no longer has was deleted.
     func accountIDPage(_ cursor: PageCursor?) throws -> SourceIDPage {
         let nsid = try resolveUser().id
         let page = FlickrSource.pageNumber(cursor)
         let method = isSigned ? "flickr.people.getPhotos" : "flickr.people.getPublicPhotos"
-        let answer = try call(method, ["user_id": nsid, "media": "photos", "per_page": String(FlickrSource.idsPerPage),
-                                       "page": String(page)])
+        let answer = try call(method, ["user_id": nsid, "media": "photos", "extras": "media",
+                                       "per_page": String(FlickrSource.idsPerPage), "page": String(page)])
         return try FlickrSource.readIDPage(answer, envelope: "photos", page: page, method: method)
     }
 

@@ -137,12 +137,15 @@ extension FlickrOriginServer {
         guard let given = request.query["user_id"], !given.isEmpty else { return fail(1, "Required arguments missing") }
         // "me" is the signed-in caller; an unsigned call is nobody.
         guard let nsid = given == "me" ? caller.nsid : given, knownUser(nsid) else { return fail(2, "Unknown user") }
-        return photoList(stream(of: nsid) { FlickrOriginServer.canSee($0, caller) }, request, envelope: "photos")
+        // Flickr documents no `media` argument for people.getPhotos (flickr.photos.search has one): the
+        // photostream comes with its videos whatever the client asks, and the client counts and drops them.
+        return photoList(stream(of: nsid) { FlickrOriginServer.canSee($0, caller) }, request, envelope: "photos",
+                         honoursMedia: false)
     }
 
     private func peopleGetPublicPhotos(_ request: ServerRequest) -> ServerResponse {
         guard let nsid = request.query["user_id"], !nsid.isEmpty, knownUser(nsid) else { return fail(1, "User not found") }
-        return photoList(stream(of: nsid) { $0.isPublic }, request, envelope: "photos")
+        return photoList(stream(of: nsid) { $0.isPublic }, request, envelope: "photos", honoursMedia: false)
     }
 
     private func findByUsername(_ request: ServerRequest) -> ServerResponse {
@@ -274,7 +277,7 @@ extension FlickrOriginServer {
         let host = "http://127.0.0.1:\(port)"
         let (raw, urlless, hidden) = withLock { (rawRecords, withoutURLs, hiddenFromIDListings) }
         // Each record is serialised on its own so that a raw one (a fault hook) goes in byte for byte.
-        let listed = extras.isEmpty ? slice.filter { !hidden.contains($0.id) } : slice
+        let listed = FlickrOriginServer.asksForPhotoExtras(request.query) ? slice : slice.filter { !hidden.contains($0.id) }
         let items = listed.map { photo -> String in
             if let text = raw[photo.id] { return text }
             var item = photoJSON(photo, extras: extras, host: host, withURLs: !urlless.contains(photo.id))
@@ -381,7 +384,7 @@ extension FlickrOriginServer {
         withLock { if isWithout { withoutURLs.insert(photoID) } else { withoutURLs.remove(photoID) } }
     }
 
-    /// The photo is left out of lists asked without extras (the id listing an import finds deletions with)
+    /// The photo is left out of lists asked without photo extras (the id listing an import finds deletions with)
     /// but still counted in their `total`: a listing that silently lost an item, as a list shifting while it
     /// is paged does.
     public func hideFromIDListings(photoID: String, _ isHidden: Bool = true) {

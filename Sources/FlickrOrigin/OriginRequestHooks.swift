@@ -8,12 +8,13 @@ public struct OriginRequestMatch: Sendable {
     public init(_ matches: @escaping @Sendable (ServerRequest) -> Bool) { self.matches = matches }
 
     /// REST calls of `method`; with `page`, only that page (a call that names none is page 1); with
-    /// `withExtras`, only calls that ask for extras (true: a photo listing) or that do not (false: an id listing).
+    /// `withExtras`, only calls that ask for photo extras (true: a photo listing) or that do not (false: an id
+    /// listing, which asks for `media` alone).
     public static func rest(_ method: String, page: Int? = nil, withExtras: Bool? = nil) -> OriginRequestMatch {
         OriginRequestMatch { request in
             guard request.path.hasPrefix("/services/rest"), request.query["method"] == method else { return false }
             if let page, (request.query["page"].flatMap { Int($0) } ?? 1) != page { return false }
-            if let withExtras, (request.query["extras"] != nil) != withExtras { return false }
+            if let withExtras, FlickrOriginServer.asksForPhotoExtras(request.query) != withExtras { return false }
             return true
         }
     }
@@ -100,5 +101,12 @@ extension FlickrOriginServer {
         }
         for held in holds { held.holdHere() }
         return status.map(scriptedFailure)
+    }
+}
+
+extension FlickrOriginServer {
+    /// Whether a list call asks for more than `media`: a photo listing, not an id listing.
+    static func asksForPhotoExtras(_ query: [String: String]) -> Bool {
+        (query["extras"] ?? "").split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) != "media" }
     }
 }

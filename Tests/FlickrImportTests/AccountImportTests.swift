@@ -63,7 +63,7 @@ final class AccountImportTests: XCTestCase {
         XCTAssertEqual(try catalog.albums().count, albumCount)
         let counts = fixture.origin.restCallCounts
         XCTAssertEqual(counts["flickr.photos.recentlyUpdated"], 1)
-        XCTAssertEqual(fixture.origin.restCallLog.filter { $0.method == "flickr.people.getPhotos" && $0.parameters["extras"] != nil }.count,
+        XCTAssertEqual(fixture.origin.restCallLog.filter { $0.method == "flickr.people.getPhotos" && ($0.parameters["extras"] ?? "").contains("url_o") }.count,
                        0, "no full listing with extras")
         XCTAssertEqual(fixture.origin.requestCount(method: "HEAD"), 0, "nothing unchanged is measured again")
         XCTAssertNotNil(try catalog.syncState(listingKey: "flickr user 10000001@N01")?.lastSyncPoint)

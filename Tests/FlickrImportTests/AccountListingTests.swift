@@ -128,7 +128,7 @@ final class AccountListingTests: XCTestCase {
         XCTAssertEqual(Set(signed), Set(photos.map(\.id)))
         let calls = fixture.origin.restCallLog.filter { $0.method == "flickr.people.getPhotos" }
         XCTAssertEqual(calls.count, 3)
-        XCTAssertTrue(calls.allSatisfy { $0.parameters["per_page"] == "500" && $0.parameters["extras"] == nil })
+        XCTAssertTrue(calls.allSatisfy { $0.parameters["per_page"] == "500" && $0.parameters["extras"] == "media" })
         let unsigned = try allIDs { try XCTUnwrap(try fixture.source(user: "ansel", signedInAs: nil).idPage($0)) }
         XCTAssertEqual(Set(unsigned), Set(photos.filter(\.isPublic).map(\.id)))
         // A query has no id listing: deletions are never guessed from a getRecent page.

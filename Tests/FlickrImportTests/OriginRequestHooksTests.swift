@@ -14,7 +14,7 @@ final class OriginRequestHooksTests: XCTestCase {
     /// The owner's public photos, unsigned (the app's key), one photo a page.
     func publicPage(_ page: Int, extras: Bool = true) -> String {
         "\(fixture.origin.endpoint)?method=flickr.people.getPublicPhotos&api_key=\(AccountFixture.key)&format=json"
-            + "&nojsoncallback=1&user_id=10000001@N01&per_page=1&page=\(page)" + (extras ? "&extras=media" : "")
+            + "&nojsoncallback=1&user_id=10000001@N01&per_page=1&page=\(page)" + (extras ? "&extras=media,url_o" : "&extras=media")
     }
 
     func status(_ url: String) -> Int {

@@ -25,7 +25,7 @@ final class AccountInterruptedImportMountTests: XCTestCase {
 
     /// The pages of the photostream listing (the calls with extras) the origin was asked for, in order.
     var listingPagesAsked: [String] {
-        harness.origin.restCallLog.filter { $0.method == Self.listing && $0.parameters["extras"] != nil }
+        harness.origin.restCallLog.filter { $0.method == Self.listing && ($0.parameters["extras"] ?? "").contains("url_o") }
             .map { $0.parameters["page"] ?? "1" }
     }
 

@@ -82,7 +82,7 @@ final class AccountSyncMountTests: XCTestCase {
         XCTAssertEqual(counts["flickr.photos.recentlyUpdated"], 1, "\(counts)")
         XCTAssertEqual(counts["flickr.photosets.getList"], 1, "\(counts)")
         for call in log where call.method == "flickr.people.getPhotos" {
-            XCTAssertNil(call.parameters["extras"], "the id listing asks for no extras: \(call.parameters)")
+            XCTAssertEqual(call.parameters["extras"], "media", "the id listing asks only whether an item is a video: \(call.parameters)")
             XCTAssertEqual(call.parameters["per_page"], "500", "\(call.parameters)")
         }
         XCTAssertEqual(counts["flickr.people.getPhotos"], 1, "9 ids: one page of 500")
