@@ -150,9 +150,9 @@ func eventually(within timeout: TimeInterval, _ condition: () throws -> Bool) re
 }
 
 extension DemoLibrary {
-    /// The demo account's photos (not videos) in the order its photostream lists them: newest upload first.
-    static func stream(of origin: FlickrOriginServer) -> [OriginPhoto] {
-        origin.photos.filter { $0.owner == account.nsid && !$0.isVideo }
+    /// The account's photostream in Flickr's order (newest upload first); its videos too when asked.
+    static func stream(of origin: FlickrOriginServer, videos: Bool = false) -> [OriginPhoto] {
+        origin.photos.filter { $0.owner == account.nsid && (videos || !$0.isVideo) }
             .sorted { ($0.dateUpload, $0.id) > ($1.dateUpload, $1.id) }
     }
 }

@@ -25,8 +25,9 @@ final class AccountImportMountTests: XCTestCase {
         XCTAssertEqual(expected.count, 9)
         XCTAssertEqual(expected.filter { !$0.isPublic }.count, 4, "the fixture has private, friends and family photos")
         XCTAssertTrue(imported.text.contains("imported 9 photos"), imported.text)
-        // Videos: left out of every tree (below). Not counted in the summary: the listing asks media=photos and the
-        // origin honours it, so the import never sees them (reported to the lead, not asserted here).
+        // Videos: counted in the summary (people.getPhotos lists them whatever media asks) and left out of every
+        // tree (below).
+        XCTAssertTrue(imported.text.contains("2 video(s) left out"), imported.text)
         XCTAssertTrue(imported.text.contains("albums: 4 new"), imported.text)
         try harness.mount()
 
@@ -97,6 +98,7 @@ final class AccountImportMountTests: XCTestCase {
                                         options: .regularExpression) != nil, status.text)
         XCTAssertTrue(status.text.contains("photos: 9 shown (4 private)"), status.text)
         XCTAssertTrue(status.text.contains("albums: 3"), status.text)
+        XCTAssertTrue(status.text.contains("videos left out: 2"), status.text)
         XCTAssertFalse(status.text.contains("interrupted"), status.text)
     }
 
