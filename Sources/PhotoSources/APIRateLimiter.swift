@@ -5,9 +5,10 @@ import PhotoContent
 
 /// How fast a source may call its API. Flickr allows 3600 calls an hour per key (its API terms); 1 call a
 /// second is that budget spread evenly, and a burst of 60 lets a small import (a few pages and places)
-/// finish without waiting at all. Over any window of T seconds a bucket lets at most `burst + rate × T`
-/// calls through: 120 in a minute, 3660 in the first hour, 3600 in every hour after that — the 60 over
-/// are the burst the bucket starts with, and an import that long is rare.
+/// finish without waiting at all. A token bucket alone lets `burst + rate × T` calls through any window of
+/// T seconds (120 in a minute); the limiter also keeps any 60 s to at most `max(burst, rate × 60)` calls, so
+/// the configured rate holds over every minute (60 by default, and 3600 over every hour), while a small
+/// import still gets its burst at once.
 public struct APIRateLimit: Sendable, Equatable, CustomStringConvertible {
     public static let flickrDefault = APIRateLimit(uncheckedCallsPerSecond: 1, burst: 60)
     /// Limits a user can ask for: a rate above 100/s is no limit at all for an API, and below one call in
@@ -59,6 +60,14 @@ public struct TokenBucket: Sendable, Equatable {
     public private(set) var updated: TimeInterval
     /// No permit may be used before this (a server's Retry-After).
     public private(set) var heldUntil: TimeInterval = -.infinity
+    /// When each permit of the last `window` seconds may be used, oldest first (permits go out in order).
+    private var granted: [TimeInterval] = []
+    /// The window the rate must hold over, and how many calls it may hold.
+    public static let window: TimeInterval = 60
+    public var callsPerWindow: Int {
+        let perWindow = (limit.callsPerSecond * TokenBucket.window).rounded(.up)
+        return max(limit.burst, perWindow >= Double(Int32.max) ? Int(Int32.max) : Int(perWindow))
+    }
 
     public init(limit: APIRateLimit, now: TimeInterval) {
         self.limit = limit
@@ -70,8 +79,15 @@ public struct TokenBucket: Sendable, Equatable {
     public mutating func take(at now: TimeInterval) -> TimeInterval {
         refill(to: now)
         tokens -= 1
-        let ready = updated + (tokens < 0 ? -tokens / limit.callsPerSecond : 0)
-        return max(0, ready - now, holdRemaining(at: now))
+        var ready = max(updated + (tokens < 0 ? -tokens / limit.callsPerSecond : 0), now, heldUntil)
+        if let last = granted.last { ready = max(ready, last) }
+        // The window: the permit waits until the call `callsPerWindow` before it is a window old.
+        let cap = callsPerWindow
+        if granted.count >= cap { ready = max(ready, granted[granted.count - cap] + TokenBucket.window) }
+        granted.append(ready)
+        let stale = granted.firstIndex { $0 > ready - TokenBucket.window } ?? granted.count
+        if stale > 0 { granted.removeFirst(min(stale, max(0, granted.count - cap))) }
+        return max(0, ready - now)
     }
 
     /// How long a permit already granted must still wait because of a hold that came after it was granted.

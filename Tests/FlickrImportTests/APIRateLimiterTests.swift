@@ -1,5 +1,6 @@
 // The API call budget without a network: the token bucket, holds for Retry-After, the limiter's waits and
 // statistics on a hand-driven clock, and the retry decisions after a failed call.
+import FlickrOrigin
 import PhotoContent
 import PhotoSources
 import XCTest
@@ -69,7 +70,7 @@ final class APIRateLimiterTests: XCTestCase {
     /// "never exceed the configured rate over any minute" rests on, checked over 10,000 calls asked for at
     /// random moments by callers that each use their permit when told.
     func testNoWindowEverSeesMoreThanBurstPlusRateTimesItsLength() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 3600)
         let limit = APIRateLimit(callsPerSecond: 5, burst: 20)!
         var bucket = TokenBucket(limit: limit, now: 0)
         var now = 0.0
@@ -88,6 +89,34 @@ final class APIRateLimiterTests: XCTestCase {
                                          "window \(window) s ending at \(starts[last])")
             }
         }
+    }
+
+    /// Flickr's default (1 call a second, bursts of 60): the first 60 calls go at once, and no 60 s window
+    /// — any minute — ever holds more than 60, however the calls are asked for; so no hour holds more than 3600.
+    func testAnyMinuteHoldsAtMostTheConfiguredRate() {
+        var generator = SeededGenerator(seed: 3600)
+        var bucket = TokenBucket(limit: .flickrDefault, now: 0)
+        XCTAssertEqual(bucket.callsPerWindow, 60)
+        var starts: [Double] = (0..<60).map { _ in bucket.take(at: 0) }
+        XCTAssertEqual(starts, Array(repeating: 0, count: 60), "the burst goes at once")
+        var now = 0.0
+        for _ in 0..<4_000 {
+            now += Double.random(in: 0...2, using: &generator)
+            starts.append(now + bucket.take(at: now))
+        }
+        var first = 0
+        for last in starts.indices {
+            // `now + wait` may land an ulp before the instant the bucket computed: 1 µs of tolerance.
+            while starts[last] - starts[first] >= 60 - 1e-6 { first += 1 }
+            XCTAssertLessThanOrEqual(last - first + 1, 60, "the minute ending at \(starts[last])")
+        }
+        first = 0
+        for last in starts.indices {
+            while starts[last] - starts[first] >= 3600 - 1e-6 { first += 1 }
+            XCTAssertLessThanOrEqual(last - first + 1, 3600, "the hour ending at \(starts[last])")
+        }
+        // A fast rate keeps its own bound: the window never holds it back below rate × 60.
+        XCTAssertEqual(TokenBucket(limit: APIRateLimit(callsPerSecond: 20, burst: 3)!, now: 0).callsPerWindow, 1200)
     }
 
     func testAHoldStopsEveryPermitUntilItEndsAndTheBucketEarnsNothingMeanwhile() {
