@@ -15,12 +15,12 @@ struct DemoCommand: ParsableCommand {
         commandName: "demo",
         abstract: "Import the built-in demo library and mount it at ./mnt (Ctrl-C unmounts).",
         discussion: """
-            Starts a Flickr-format origin on 127.0.0.1 with 240 generated photos (12 photographers, 6 regions,
-            6 years, odd titles), imports it into demo/library.sqlite, mounts it on ./mnt in the foreground and
+            Starts a Flickr-format origin on 127.0.0.1 with 240 generated photos (12 photographers, 6 regions, \
+            6 years, odd titles), imports it into demo/library.sqlite, mounts it on ./mnt in the foreground and \
             prints what to try. Ctrl-C unmounts and exits.
 
-            A demo already running (on the same --directory, or mounted on the same --mountpoint) is left
-            alone: this one stops before importing anything and says where that one is. A mount left by a
+            A demo already running (on the same --directory, or mounted on the same --mountpoint) is left \
+            alone: this one stops before importing anything and says where that one is. A mount left by a \
             demo that was killed is cleaned up.
             """
     )

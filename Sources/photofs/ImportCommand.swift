@@ -20,23 +20,23 @@ struct FlickrImportCommand: ParsableCommand {
         commandName: "flickr",
         abstract: "Import a Flickr account's library, or a photo list, from the Flickr REST API.",
         discussion: """
-            With --user, imports a member's library: `--user me` is the account signed in with
-            `photofs login flickr` (every photo it may see, private, friends and family ones included, and its
-            albums); another member (NSID or user name) gives what the signed-in account may see of theirs, or
-            their public photos with just an API key. Videos are counted and left out. The first import lists
-            everything; later ones of the same account are incremental (flickr.photos.recentlyUpdated since the
-            last one, plus new uploads), find photos deleted at Flickr by listing the account's ids, and update
-            albums that changed. --full lists everything again. Photos already in the library are never
+            With --user, imports a member's library: `--user me` is the account signed in with \
+            `photofs login flickr` (every photo it may see, private, friends and family ones included, and its \
+            albums); another member (NSID or user name) gives what the signed-in account may see of theirs, or \
+            their public photos with just an API key. Videos are counted and left out. The first import lists \
+            everything; later ones of the same account are incremental (flickr.photos.recentlyUpdated since the \
+            last one, plus new uploads), find photos deleted at Flickr by listing the account's ids, and update \
+            albums that changed. --full lists everything again. Photos already in the library are never \
             measured again unless their URL changed.
 
             Without --user, pages through flickr.photos.getRecent (or flickr.photos.search with --param).
 
-            Each new place is resolved to its region with flickr.places.getInfo, and every new original is
-            measured with a HEAD request so that `stat` shows exact sizes before anything is downloaded. Each
-            page is committed on its own: if the import stops (Ctrl-C, a lost connection, an error answer),
-            the library holds complete photos only and the next `photofs import` of the same listing continues
-            after the last committed page. A record that cannot be used is skipped with one warning naming it
-            and the field. API calls are limited to --api-rate (Flickr allows 3600 an hour per key); HTTP 429
+            Each new place is resolved to its region with flickr.places.getInfo, and every new original is \
+            measured with a HEAD request so that `stat` shows exact sizes before anything is downloaded. Each \
+            page is committed on its own: if the import stops (Ctrl-C, a lost connection, an error answer), \
+            the library holds complete photos only and the next `photofs import` of the same listing continues \
+            after the last committed page. A record that cannot be used is skipped with one warning naming it \
+            and the field. API calls are limited to --api-rate (Flickr allows 3600 an hour per key); HTTP 429 \
             answers and their Retry-After are honoured.
 
             Examples:

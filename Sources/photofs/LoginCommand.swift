@@ -26,8 +26,8 @@ struct FlickrLoginCommand: ParsableCommand {
         commandName: "flickr",
         abstract: "Sign in to Flickr (OAuth, as a desktop app), with read access only.",
         discussion: """
-            photofs signs in as an app of your own: create one at
-            https://www.flickr.com/services/apps/create/ (a non-commercial key
+            photofs signs in as an app of your own: create one at \
+            https://www.flickr.com/services/apps/create/ (a non-commercial key \
             is fine) and give its key and secret. The sign-in then goes:
 
               1. photofs asks Flickr for a request token and prints the page to
@@ -38,18 +38,19 @@ struct FlickrLoginCommand: ParsableCommand {
                  for an access token, checks it with flickr.test.login and
                  prints who signed in.
 
-            The key, the secret and the token are kept in
-            $XDG_CONFIG_HOME/photofs/flickr-accounts.json (default
-            ~/.config/photofs/): a file only you can read (0600) in a directory
-            only you can enter (0700). They never go into a library, a log or
-            an error message. Several accounts can be signed in: later commands
-            pick one with --account NSID|USERNAME, `photofs accounts` lists
+            The key, the secret and the token are kept in \
+            $XDG_CONFIG_HOME/photofs/flickr-accounts.json (default \
+            ~/.config/photofs/): a file only you can read (0600) in a directory \
+            only you can enter (0700). They never go into a library, a log or \
+            an error message. Several accounts can be signed in: later commands \
+            pick one with --account NSID|USERNAME, `photofs accounts` lists \
             them, `photofs logout flickr` forgets one.
 
             Examples:
               photofs login flickr --api-key-file ~/flickr.key \\
                   --api-secret-file ~/flickr.secret
-            A server that speaks Flickr's API keeps its OAuth pages under
+
+            A server that speaks Flickr's API keeps its OAuth pages under \
             /services/oauth/ on the same host:
               photofs login flickr --api-key-file K --api-secret-file S \\
                   --endpoint http://127.0.0.1:8080/services/rest/
@@ -153,10 +154,10 @@ struct FlickrLogoutCommand: ParsableCommand {
         commandName: "flickr",
         abstract: "Forget a signed-in Flickr account (its key, secret and token).",
         discussion: """
-            Removes the account from $XDG_CONFIG_HOME/photofs/flickr-accounts.json;
-            with no account left, the file goes. Libraries imported from it are
-            kept. Flickr still lists photofs among the apps allowed to read your
-            account until you remove it there (Flickr has no call for an app to
+            Removes the account from $XDG_CONFIG_HOME/photofs/flickr-accounts.json; \
+            with no account left, the file goes. Libraries imported from it are \
+            kept. Flickr still lists photofs among the apps allowed to read your \
+            account until you remove it there (Flickr has no call for an app to \
             give its token back): https://www.flickr.com/account/sharing/
 
             Examples:
@@ -185,8 +186,8 @@ struct AccountsCommand: ParsableCommand {
         commandName: "accounts",
         abstract: "List the signed-in accounts (never their secrets).",
         discussion: """
-            One line per account: service, username, NSID and the REST
-            endpoint it signed in to. Sign in with `photofs login flickr`;
+            One line per account: service, username, NSID and the REST \
+            endpoint it signed in to. Sign in with `photofs login flickr`; \
             other commands pick one account with --account NSID|USERNAME.
             """
     )

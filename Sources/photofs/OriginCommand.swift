@@ -8,10 +8,10 @@ struct OriginCommand: ParsableCommand {
         commandName: "origin",
         abstract: "Serve the built-in demo library over the Flickr REST format on 127.0.0.1.",
         discussion: """
-            Answers the Flickr REST methods photofs uses at http://127.0.0.1:PORT/services/rest/, OAuth 1.0a
-            sign-in at /services/oauth/ (its authorize page shows the code, as Flickr's does), and serves the
-            photos' bytes (with Content-Length, Range and ETag). The generated library belongs to several
-            photographers; one of them, the member "ansel", also has private photos and albums. Runs until
+            Answers the Flickr REST methods photofs uses at http://127.0.0.1:PORT/services/rest/, OAuth 1.0a \
+            sign-in at /services/oauth/ (its authorize page shows the code, as Flickr's does), and serves the \
+            photos' bytes (with Content-Length, Range and ETag). The generated library belongs to several \
+            photographers; one of them, the member "ansel", also has private photos and albums. Runs until \
             interrupted. Import from it with:
               photofs import flickr demo.sqlite --endpoint http://127.0.0.1:PORT/services/rest/ --api-key demo
             or sign in as ansel (open the printed authorize URL to see the code) and import the account:

@@ -11,14 +11,16 @@ struct Photofs: ParsableCommand {
         commandName: "photofs",
         abstract: "A read-only FUSE file system over a Flickr-style photo library.",
         discussion: """
-            A library is one SQLite file of photo metadata. Fill it with `photofs import flickr`, then
+            A library is one SQLite file of photo metadata. Fill it with `photofs import flickr` (your own \
+            account: `photofs login flickr` once, then `photofs import flickr LIB --user me`), then \
             `photofs mount` shows it as folders:
 
               <mount>/regions/<Region>/<Photographer>/<Title>.jpg
               <mount>/moments/<Year>/<YYYY-MM-DD HH.MM.SS> <Title>.jpg
               <mount>/recent/<Title>.jpg      (the 20 most recently opened)
+              <mount>/albums/<Album>/<Title>.jpg
 
-            Photos are downloaded when first opened and kept in a disk cache. `photofs demo` does all of
+            Photos are downloaded when first opened and kept in a disk cache. `photofs demo` does all of \
             this against a built-in library. See docs/user-guide.md.
             """,
         subcommands: [ImportCommand.self, MountCommand.self, StatusCommand.self, LoginCommand.self, LogoutCommand.self,

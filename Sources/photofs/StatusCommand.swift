@@ -8,9 +8,9 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Show what a library follows, when it last synced, and how many photos and albums it has.",
         discussion: """
-            Reads the library only (it may be mounted meanwhile). For each listing the library follows — a
-            Flickr account imported with --user, or a getRecent/search query — it shows the account, the time
-            of the last complete import, the records skipped and the videos left out by it, and whether an
+            Reads the library only (it may be mounted meanwhile). For each listing the library follows — a \
+            Flickr account imported with --user, or a getRecent/search query — it shows the account, the time \
+            of the last complete import, the records skipped and the videos left out by it, and whether an \
             interrupted import is waiting to be continued by the next `photofs import`.
 
             Example:
