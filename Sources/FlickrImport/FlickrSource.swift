@@ -98,8 +98,12 @@ public final class FlickrSource: PhotoSource {
         return (["flickr", options.method] + parameters).joined(separator: " ")
     }
     /// The account mode resolves its user (`resolveUser()`); a query has nothing to resolve.
+    /// Resolves the member listed and, when signed, who signs: a failure here ends the import before anything
+    /// is written, and `listingKey` and `account` then read only what was resolved (never a guess).
     public func prepare() throws {
-        if options.user != nil { _ = try resolveUser() }
+        guard options.user != nil else { return }
+        _ = try resolveUser()
+        if isSigned { _ = try signedInMember() }
     }
     /// The member listed; it sees private photos only when the calls are signed by that member.
     public var account: SourceAccount? {

@@ -28,12 +28,15 @@ public struct AlbumRecord: Equatable, Sendable {
 /// left out.
 public struct AlbumImport: Equatable, Sendable {
     public var sourceID: String
+    /// The account the album belongs to (its owner id), when the source says.
+    public var owner: String?
     public var title: String
     public var description: String
     public var updatedAt: Int64?
     public var memberIDs: [String]?
-    public init(sourceID: String, title: String, description: String, updatedAt: Int64?, memberIDs: [String]?) {
-        self.sourceID = sourceID; self.title = title; self.description = description
+    public init(sourceID: String, owner: String? = nil, title: String, description: String, updatedAt: Int64?,
+                memberIDs: [String]?) {
+        self.sourceID = sourceID; self.owner = owner; self.title = title; self.description = description
         self.updatedAt = updatedAt; self.memberIDs = memberIDs
     }
 }
@@ -100,10 +103,10 @@ extension Catalog {
         }
     }
 
-    /// Writes albums in one transaction; with `keepingOnly`, albums whose source id is not in it are removed
-    /// (deleted at the origin). Photos' album counts and the change counter follow when anything changed.
+    /// Writes albums in one transaction; with `keepingOnly`, albums (of `owner`, when given) whose source id is
+    /// not in it are removed (deleted at the origin). Photos' album counts and the change counter follow when anything changed.
     @discardableResult
-    public func applyAlbums(_ albums: [AlbumImport], keepingOnly: Set<String>?) throws -> AlbumSummary {
+    public func applyAlbums(_ albums: [AlbumImport], keepingOnly: Set<String>?, owner: String? = nil) throws -> AlbumSummary {
         try write { db in
             var summary = AlbumSummary()
             let before = db.totalChangesCount
@@ -111,44 +114,49 @@ extension Catalog {
                 let existed = try Catalog.integer(db, sql: "SELECT id FROM album WHERE source_id = ?",
                                                   arguments: [album.sourceID]) != nil
                 let beforeAlbum = db.totalChangesCount
+                // Members the library holds, in the album's order. One it does not hold yet (uploaded after the
+                // listing passed, or skipped) is left out, and the album keeps no update time, so the next
+                // import lists it again; decided before writing, so a repeat of the same answer changes nothing.
+                var held: [(id: String, seq: Int64)]?
+                if let members = album.memberIDs {
+                    var seen = Set<String>()
+                    held = try members.filter { seen.insert($0).inserted }.compactMap { id in
+                        try Catalog.integer(db, sql: "SELECT seq FROM photo WHERE id = ?", arguments: [id]).map { (id, $0) }
+                    }
+                }
+                let complete = held.map { $0.count == Set(album.memberIDs ?? []).count } ?? true
                 try db.execute(sql: """
-                    INSERT INTO album(source_id, title, description, updated_at) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(source_id) DO UPDATE SET title = excluded.title, description = excluded.description,
-                        updated_at = excluded.updated_at
-                    WHERE (title, description, updated_at) IS NOT (excluded.title, excluded.description, excluded.updated_at)
-                    """, arguments: [album.sourceID, album.title, album.description, album.updatedAt])
+                    INSERT INTO album(source_id, owner, title, description, updated_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(source_id) DO UPDATE SET owner = excluded.owner, title = excluded.title,
+                        description = excluded.description, updated_at = excluded.updated_at
+                    WHERE (owner, title, description, updated_at)
+                          IS NOT (excluded.owner, excluded.title, excluded.description, excluded.updated_at)
+                    """, arguments: [album.sourceID, album.owner, album.title, album.description,
+                                     complete ? album.updatedAt : nil])
                 guard let albumID = try Catalog.integer(db, sql: "SELECT id FROM album WHERE source_id = ?",
                                                         arguments: [album.sourceID]) else { continue }
-                if let members = album.memberIDs {
+                if let held {
                     let stored = try Row.fetchAll(db, sql: """
                         SELECT p.id FROM album_photo m JOIN photo p ON p.seq = m.photo_seq WHERE m.album_id = ?
                         ORDER BY m.position, p.seq
                         """, arguments: [albumID]).compactMap { ColumnReader($0, table: "album_photo").lenientText(0) }
-                    var seen = Set<String>()
-                    let wanted = members.filter { seen.insert($0).inserted }
-                    if stored != wanted {
+                    if stored != held.map(\.id) {
                         try db.execute(sql: "DELETE FROM album_photo WHERE album_id = ?", arguments: [albumID])
-                        for (position, id) in wanted.enumerated() {
-                            try db.execute(sql: """
-                                INSERT OR IGNORE INTO album_photo(album_id, photo_seq, position)
-                                SELECT ?, seq, ? FROM photo WHERE id = ?
-                                """, arguments: [albumID, position, id])
+                        for (position, member) in held.enumerated() {
+                            try db.execute(sql: "INSERT OR IGNORE INTO album_photo(album_id, photo_seq, position) VALUES (?, ?, ?)",
+                                           arguments: [albumID, member.seq, position])
                         }
-                    }
-                    // A member the library does not hold yet (uploaded after the listing passed, or skipped) is
-                    // left out; forgetting the album's update time makes the next import list it again.
-                    let held = try Catalog.integer(db, sql: "SELECT count(*) FROM album_photo WHERE album_id = ?",
-                                                   arguments: [albumID]) ?? 0
-                    if held < Int64(wanted.count) {
-                        try db.execute(sql: "UPDATE album SET updated_at = NULL WHERE id = ?", arguments: [albumID])
                     }
                 }
                 if !existed { summary.added += 1 } else if db.totalChangesCount != beforeAlbum { summary.updated += 1 }
             }
             if let keep = keepingOnly {
-                for row in try Row.fetchAll(db, sql: "SELECT id, source_id FROM album") {
+                // Only the albums of the owner whose list this is: a library following two accounts keeps the
+                // other's.
+                for row in try Row.fetchAll(db, sql: "SELECT id, source_id, owner FROM album") {
                     let reader = ColumnReader(row, table: "album")
                     guard let id = reader.lenientInteger(0), !keep.contains(reader.lenientText(1) ?? "") else { continue }
+                    if let owner, reader.lenientText(2) != owner { continue }
                     try db.execute(sql: "DELETE FROM album WHERE id = ?", arguments: [id])
                     summary.removed += 1
                 }

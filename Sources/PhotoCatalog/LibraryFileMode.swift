@@ -9,7 +9,10 @@ extension Catalog {
     @discardableResult
     public func restrictToOwner() -> [String] {
         var changed: [String] = []
-        for file in [path, path + "-wal", path + "-shm"] {
+        // A library reached through a symlink: SQLite keeps -wal and -shm beside the real file.
+        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let real = realpath(path, &resolved) != nil ? String(cString: resolved) : path
+        for file in [real, real + "-wal", real + "-shm"] {
             var info = stat()
             guard lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 else { continue }
             if chmod(file, info.st_mode & 0o700) == 0 { changed.append(file) }

@@ -141,6 +141,7 @@ enum Schema {
                 CREATE TABLE album (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     source_id TEXT NOT NULL UNIQUE,
+                    owner TEXT,
                     title TEXT NOT NULL,
                     description TEXT NOT NULL DEFAULT '',
                     updated_at INTEGER

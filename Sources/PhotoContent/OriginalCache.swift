@@ -253,10 +253,20 @@ public final class OriginalCache: @unchecked Sendable {
             totalBytes = max(0, totalBytes.saturatingAdd(-entry.size))
         }
         lock.unlock()
-        // Unlinked outside the lock: opens of other photos do not wait for the disk.
+        // Unlinked outside the lock: opens of other photos do not wait for the disk. A file that could not be
+        // removed goes back into the books, so eviction still counts and removes it later.
         var freed: Int64 = 0
-        for (key, size) in doomed where unlink(objectsPath + "/" + key) == 0 || errno == ENOENT {
-            freed = freed.saturatingAdd(size)
+        var kept: [(key: String, size: Int64)] = []
+        for (key, size) in doomed {
+            if unlink(objectsPath + "/" + key) == 0 || errno == ENOENT { freed = freed.saturatingAdd(size) } else { kept.append((key, size)) }
+        }
+        if !kept.isEmpty {
+            lock.lock()
+            for (key, size) in kept where entries[key] == nil {
+                entries[key] = (size, Date.distantPast)
+                totalBytes = totalBytes.saturatingAdd(size)
+            }
+            lock.unlock()
         }
         return freed
     }

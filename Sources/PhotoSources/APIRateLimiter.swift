@@ -102,6 +102,9 @@ public struct TokenBucket: Sendable, Equatable {
         refill(to: now)
         let until = now + seconds
         heldUntil = max(heldUntil, until)
+        // Permits already promised for before `until` now go at `until` (their takers sleep on): the window
+        // must count them there, or a minute after a hold could hold more than its share.
+        for index in granted.indices where granted[index] > now && granted[index] < until { granted[index] = until }
         // After the hold one call goes at once (permits already promised still go), then calls come at the
         // rate: the permits saved up are not spent in a burst that would earn the next 429.
         tokens = tokens < 0 ? tokens : 1

@@ -29,7 +29,13 @@ public struct ImportError: Error, CustomStringConvertible {
 public struct ImportStopped: Error, CustomStringConvertible {
     public var cause: Error
     public var pagesCommitted: Int
-    public init(cause: Error, pagesCommitted: Int) { self.cause = cause; self.pagesCommitted = pagesCommitted }
+    /// Whether finishing steps (deletions) were written before it stopped, though no page was.
+    public var otherWrites: Bool
+    public init(cause: Error, pagesCommitted: Int, otherWrites: Bool = false) {
+        self.cause = cause; self.pagesCommitted = pagesCommitted; self.otherWrites = otherWrites
+    }
+    /// Nothing of this import reached the library.
+    public var libraryUnchanged: Bool { pagesCommitted == 0 && !otherWrites }
     public var description: String { "\(cause)" }
 }
 
@@ -82,6 +88,8 @@ public final class LibraryImporter {
     private let progress: ImportProgress?
     private let logger: Logger
     private let clock: @Sendable () -> Date
+    /// Set once deletions of this run are written (an import stopped after them changed the library).
+    private var finishingWrites = false
 
     public init(catalog: Catalog, source: PhotoSource, options: LibraryImportOptions = LibraryImportOptions(),
                 progress: ImportProgress?, logger: Logger, clock: @escaping @Sendable () -> Date = { Date() }) {
@@ -100,7 +108,7 @@ public final class LibraryImporter {
         do {
             return try importListing(pagesCommitted: &pagesCommitted)
         } catch {
-            throw ImportStopped(cause: error, pagesCommitted: pagesCommitted)
+            throw ImportStopped(cause: error, pagesCommitted: pagesCommitted, otherWrites: finishingWrites)
         }
     }
 
@@ -209,6 +217,9 @@ public final class LibraryImporter {
             state.lastSyncedAt = Int64(clock().timeIntervalSince1970)
         }
         try catalog.saveSyncState(state)
+        // A library that held private photos before (a file copied or created with a wider umask) is narrowed
+        // even by an import that brought none.
+        if (try? catalog.counts().privatePhotos).map({ $0 > 0 }) ?? false { restrictLibrary() }
         return report
     }
 
@@ -259,23 +270,27 @@ public final class LibraryImporter {
             imported.append(ImportedPhoto(photo: record, owner: photo.owner, ownerName: photo.ownerName,
                                           renditions: photo.renditions))
         }
+        // Before the private rows are written, not after: no moment when the file holds them readable by all.
+        if photos.contains(where: { !$0.visibility.isPublic }) { restrictLibrary() }
         let summary: ImportSummary
         do {
             summary = try catalog.applyImport(places: resolutions, photos: imported, state: state)
         } catch {
             throw ImportError(message: "could not write the library: \(error)")
         }
-        if photos.contains(where: { !$0.visibility.isPublic }) {
-            let narrowed = catalog.restrictToOwner()
-            if !narrowed.isEmpty {
-                logger.notice("the library holds private photos: made readable by its owner only (mode 0600)",
-                              metadata: ["files": "\(narrowed.count)"])
-            }
-        }
         report.summary.added += summary.added
         report.summary.updated += summary.updated
         report.summary.unchanged += summary.unchanged
         report.summary.regions = summary.regions
+    }
+
+    /// The library holds (or is about to hold) private photos: readable by its owner only from now on.
+    private func restrictLibrary() {
+        let narrowed = catalog.restrictToOwner()
+        if !narrowed.isEmpty {
+            logger.notice("the library holds private photos: made readable by its owner only (mode 0600)",
+                          metadata: ["files": "\(narrowed.count)"])
+        }
     }
 
     /// Lists every id the account has and removes the account's photos that are not among them — only when
@@ -297,7 +312,8 @@ public final class LibraryImporter {
             others += page.otherItems
             if bound.pages == 0 { total = page.total }
             cursor = page.next
-            if cursor != nil && !bound.allowsAnother(pageCount: page.pageCount, itemsOnPage: page.ids.count + page.otherItems,
+            // Only photo ids count as items: a page of videos alone brings no id and must not look repeated.
+            if cursor != nil && !bound.allowsAnother(pageCount: page.pageCount, itemsOnPage: page.ids.count,
                                                      newItems: ids.count - before) {
                 logger.warning("the id listing does not end; nothing deleted", metadata: ["account": "\(account.id)"])
                 return
@@ -321,10 +337,12 @@ public final class LibraryImporter {
         let gone = local.subtracting(ids)
         guard !gone.isEmpty else { return }
         report.removed = try catalog.removePhotos(ids: gone.sorted())
+        finishingWrites = true
         logger.info("photos deleted at the origin removed", metadata: ["count": "\(report.removed.count)"])
     }
 
     private func importAlbums(into report: inout ImportReport) throws {
+        let owner = source.account.map { SourceIdentifier.encoded($0.id) ?? $0.id }
         let albums = try source.albums()
         let known = try catalog.albumUpdateTimes()
         var imports: [AlbumImport] = []
@@ -337,26 +355,40 @@ public final class LibraryImporter {
                 var seen = Set<String>()
                 var cursor: PageCursor?
                 var bound = PagingBound()
+                var whole = true
                 repeat {
                     let page = try source.albumMembersPage(album.id, cursor: cursor)
                     let fresh = page.ids.filter { seen.insert($0).inserted }
                     ids += fresh
                     cursor = page.next
                     if cursor != nil && !bound.allowsAnother(pageCount: page.pageCount, itemsOnPage: page.ids.count,
-                                                             newItems: fresh.count) { cursor = nil }
+                                                             newItems: fresh.count) {
+                        cursor = nil
+                        whole = false
+                    }
                 } while cursor != nil
-                members = ids
+                if whole {
+                    members = ids
+                } else {
+                    // A member list that does not end is not believed: the stored members stay, and no update
+                    // time is kept, so the next import lists the album again.
+                    logger.warning("an album's member list does not end; its members are kept as they were",
+                                   metadata: ["album": "\(album.id)"])
+                    imports.append(AlbumImport(sourceID: album.id, owner: owner, title: album.title,
+                                               description: album.description, updatedAt: nil, memberIDs: nil))
+                    continue
+                }
                 report.albumsListed += 1
             }
-            imports.append(AlbumImport(sourceID: album.id, title: album.title, description: album.description,
-                                       updatedAt: album.updatedAt, memberIDs: members))
+            imports.append(AlbumImport(sourceID: album.id, owner: owner, title: album.title,
+                                       description: album.description, updatedAt: album.updatedAt, memberIDs: members))
         }
         progress?.update(stage: "albums", done: albums.count, total: albums.count)
         // No album at all, where the library has some, is more likely a broken answer than an account that
         // deleted every album at once: nothing is removed on its word.
         let keep: Set<String>? = albums.isEmpty && !known.isEmpty ? nil : Set(albums.map(\.id))
         if keep == nil { logger.warning("the account listed no albums; the library's are kept") }
-        report.albums = try catalog.applyAlbums(imports, keepingOnly: keep)
+        report.albums = try catalog.applyAlbums(imports, keepingOnly: keep, owner: owner)
     }
 
     /// Measures the originals, `measureConcurrency` at a time.

@@ -194,8 +194,12 @@ struct FlickrImportCommand: ParsableCommand {
 extension ImportCommand {
     /// What an import that stopped changed: nothing, or its committed pages (which the next run continues after).
     static func explain(_ stopped: ImportStopped) -> String {
-        if stopped.pagesCommitted == 0 {
+        if stopped.libraryUnchanged {
             return "import stopped, library unchanged: \(stopped.cause)"
+        }
+        if stopped.pagesCommitted == 0 {
+            return "import stopped: \(stopped.cause). Photos deleted at the origin were removed before it; "
+                + "run the same command again to finish"
         }
         return "import stopped: \(stopped.cause). The \(stopped.pagesCommitted) page(s) it committed before are kept, "
             + "whole; run the same command again to continue after them"

@@ -41,24 +41,31 @@ final class TerminalProgress: ImportProgress, @unchecked Sendable {
     private func draw() {
         var parts = stages.map { stage in "\(stage.name) " + (stage.total.map { "\(min(stage.done, $0))/\($0)" } ?? "\(stage.done)") }
         if waited >= 1 { parts.append(String(format: "waited %.0f s", waited)) }
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(parts.joined(separator: " · "))".utf8))
+        // Cut to the terminal's width: a line that wraps would scroll at every redraw instead of redrawing.
+        var size = winsize()
+        let width = ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 1 ? Int(size.ws_col) - 1 : 79
+        let line = String(parts.joined(separator: " · ").prefix(width))
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
     }
 
     /// An API call waits for the rate limit or a server's Retry-After: said on its own line when it is long
     /// enough to notice, so a pause in the bar is explained.
     func waiting(_ wait: RateLimitWait) {
-        let text: String
+        let text: String?
+        let seconds: TimeInterval
         switch wait {
-        case .rate(let seconds):
-            guard seconds >= 1 else { return }
-            text = String(format: "waiting %.1f s for the API rate limit", seconds)
-        case .serverAsked(let seconds, let status):
-            text = String(format: "the server answered %d: waiting %.1f s as it asked", status, seconds)
+        case .rate(let wait):
+            seconds = wait
+            // Short waits are the rate at work, counted in "waited" without a line of their own.
+            text = wait >= 1 ? String(format: "waiting %.1f s for the API rate limit", wait) : nil
+        case .serverAsked(let wait, let status):
+            seconds = wait
+            text = String(format: "the server answered %d: waiting %.1f s as it asked", status, wait)
         }
         lock.lock()
         defer { lock.unlock() }
-        if case .rate(let seconds) = wait { waited += seconds }
-        if case .serverAsked(let seconds, _) = wait { waited += seconds }
+        waited += seconds
+        guard let text else { return }
         if isTerminal {
             FileHandle.standardError.write(Data("\r\u{1B}[K\(text)\n".utf8))
             draw()

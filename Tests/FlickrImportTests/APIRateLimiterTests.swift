@@ -119,6 +119,24 @@ final class APIRateLimiterTests: XCTestCase {
         XCTAssertEqual(TokenBucket(limit: APIRateLimit(callsPerSecond: 20, burst: 3)!, now: 0).callsPerWindow, 1200)
     }
 
+    /// Permits already promised when a server asks to wait move to the end of the hold, and the window counts
+    /// them there: the minute after a hold still holds at most its share.
+    func testAHoldKeepsTheMinuteWindowHonest() {
+        var bucket = TokenBucket(limit: .flickrDefault, now: 0)
+        var starts: [Double] = (0..<60).map { _ in bucket.take(at: 0) }
+        starts.append(bucket.take(at: 0)) // waits for the window: at 60 s
+        XCTAssertEqual(starts.last ?? 0, 60, accuracy: 1e-9)
+        bucket.hold(for: 70, at: 0)      // the server asks for 70 s: that permit goes at 70 s
+        starts[60] = 70
+        for _ in 0..<120 { starts.append(bucket.take(at: 0)) }
+        starts.sort()
+        var first = 0
+        for last in starts.indices {
+            while starts[last] - starts[first] >= 60 - 1e-6 { first += 1 }
+            XCTAssertLessThanOrEqual(last - first + 1, 60, "the minute ending at \(starts[last])")
+        }
+    }
+
     func testAHoldStopsEveryPermitUntilItEndsAndTheBucketEarnsNothingMeanwhile() {
         var bucket = TokenBucket(limit: limit, now: 0)
         XCTAssertEqual(bucket.take(at: 0), 0)

@@ -49,6 +49,48 @@ final class AlbumCatalogTests: XCTestCase {
         XCTAssertEqual(try catalog.albumUpdateTimes(), ["a": 2])
     }
 
+    /// An album with a member the library does not hold keeps no update time (so the next import lists it
+    /// again), and the same answer again changes nothing (mounts keep their listings).
+    func testAMissingMemberIsListedAgainNextTimeWithoutChurn() throws {
+        try catalog.applyAlbums([album("a", "Trip", ["1", "not-yet"], updated: 7)], keepingOnly: nil)
+        let stored = try catalog.albumUpdateTimes()
+        XCTAssertEqual(stored.keys.sorted(), ["a"])
+        XCTAssertEqual(stored["a"], .some(nil), "no update time kept")
+        let generation = try catalog.generation()
+        XCTAssertEqual(try catalog.applyAlbums([album("a", "Trip", ["1", "not-yet"], updated: 7)], keepingOnly: nil),
+                       AlbumSummary())
+        XCTAssertEqual(try catalog.generation(), generation)
+        _ = try catalog.applyImport(places: [], photos: [importedPhoto("not-yet")])
+        try catalog.applyAlbums([album("a", "Trip", ["1", "not-yet"], updated: 7)], keepingOnly: nil)
+        XCTAssertEqual(try catalog.albumUpdateTimes(), ["a": 7])
+        XCTAssertEqual(try catalog.photos(inAlbum: try XCTUnwrap(catalog.albums().first).id).map(\.id), ["1", "not-yet"])
+    }
+
+    /// A library following two accounts: one account's album list removes only its own albums.
+    func testAnAccountsAlbumListLeavesAnotherAccountsAlbums() throws {
+        try catalog.applyAlbums([AlbumImport(sourceID: "a1", owner: "alice", title: "Alice's", description: "",
+                                             updatedAt: 1, memberIDs: ["1"])], keepingOnly: nil)
+        try catalog.applyAlbums([AlbumImport(sourceID: "b1", owner: "bob", title: "Bob's", description: "",
+                                             updatedAt: 1, memberIDs: ["2"])], keepingOnly: ["b1"], owner: "bob")
+        XCTAssertEqual(try catalog.albums().map(\.title), ["Alice's", "Bob's"])
+        XCTAssertEqual(try catalog.applyAlbums([], keepingOnly: [], owner: "bob").removed, 1)
+        XCTAssertEqual(try catalog.albums().map(\.title), ["Alice's"])
+    }
+
+    /// The library reached through a symlink: the real file and its -wal are what become 0600.
+    func testALibraryWithPrivatePhotosBecomesOwnerOnlyEvenThroughASymlink() throws {
+        let real = scratch.path("library.sqlite")
+        let link = scratch.path("link.sqlite")
+        XCTAssertEqual(symlink(real, link), 0)
+        XCTAssertEqual(chmod(real, 0o644), 0)
+        let linked = try Catalog(path: link)
+        XCTAssertFalse(linked.restrictToOwner().isEmpty)
+        var info = stat()
+        XCTAssertEqual(stat(real, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+        XCTAssertEqual(linked.restrictToOwner(), [], "already owner-only: nothing to change")
+    }
+
     func testAlbumsGoneAtTheOriginAreRemovedAndEmptyOnesAreNotListed() throws {
         try catalog.applyAlbums([album("a", "Trip", ["1"]), album("b", "Dogs", ["2"]), album("c", "Empty", [])],
                                 keepingOnly: nil)
