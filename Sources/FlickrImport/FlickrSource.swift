@@ -118,6 +118,17 @@ public final class FlickrSource: PhotoSource {
     public func idPage(_ cursor: PageCursor?) throws -> SourceIDPage? {
         options.user == nil ? nil : try accountIDPage(cursor)
     }
+    /// flickr.photos.getInfo: Flickr's code 1 ("Photo not found") for a photo that is gone, or that this
+    /// viewer may no longer see; any other failure ends the import, deleting nothing.
+    public func stillExists(_ photoID: String) throws -> Bool? {
+        do {
+            _ = try call("flickr.photos.getInfo", ["photo_id": photoID])
+            return true
+        } catch let failure as FlickrREST.Failure where failure.code == 1 {
+            return false
+        }
+    }
+
     public func albums() throws -> [SourceAlbum] { options.user == nil ? [] : try accountAlbums() }
     public func albumMembersPage(_ albumID: String, cursor: PageCursor?) throws -> SourceIDPage {
         options.user == nil ? SourceIDPage(ids: [], next: nil, pageCount: 0) : try accountAlbumMembersPage(albumID, cursor: cursor)

@@ -142,6 +142,7 @@ public final class FlickrOriginServer: @unchecked Sendable {
     var withoutURLs = Set<String>()
     /// Photos left out of lists asked without extras (an id listing), though still counted in their `total`.
     var hiddenFromIDListings = Set<String>()
+    var uncountedInIDListings = Set<String>()
     /// Holds and status answers for chosen requests (OriginRequestHooks.swift; guarded by `lock`).
     var requestHooks = OriginRequestHooks()
     /// The origin's time, for `lastupdate` and `date_update` of edits; tests set and advance it.

@@ -112,8 +112,23 @@ extension FlickrOriginServer {
         case "flickr.photosets.getList": return photosetsGetList(request, caller: caller)
         case "flickr.photosets.getPhotos": return photosetsGetPhotos(request, caller: caller)
         case "flickr.photos.recentlyUpdated": return recentlyUpdated(request, caller: caller)
+        case "flickr.photos.getInfo": return photosGetInfo(request, caller: caller)
         default: return nil
         }
+    }
+
+    /// flickr.photos.getInfo, as much of it as photofs reads: the photo's id, owner and visibility, or
+    /// Flickr's code 1 "Photo not found" for a photo that is gone or that the caller may not see.
+    private func photosGetInfo(_ request: ServerRequest, caller: OriginCaller) -> ServerResponse {
+        let id = request.query["photo_id"] ?? ""
+        guard let photo = withLock({ library.photos.first { $0.id == id } }), FlickrOriginServer.canSee(photo, caller) else {
+            return fail(1, "Photo \"\(id)\" not found (invalid ID)")
+        }
+        return json(["photo": ["id": photo.id, "secret": photo.secret, "server": photo.server,
+                               "owner": ["nsid": photo.owner], "title": ["_content": photo.title],
+                               "visibility": ["ispublic": photo.isPublic ? 1 : 0, "isfriend": photo.isFriend ? 1 : 0,
+                                              "isfamily": photo.isFamily ? 1 : 0]] as [String: Any],
+                     "stat": "ok"])
     }
 
     /// Only the owner sees photos that are not public: the origin models no contacts, so friends and family
@@ -286,7 +301,10 @@ extension FlickrOriginServer {
                           as: UTF8.self)
         }
         let pagesText = numbersAsText ? "\"\(pages)\"" : "\(pages)"
-        let totalText = numbersAsText || envelope == "photoset" ? "\"\(photos.count)\"" : "\(photos.count)"
+        let uncounted = FlickrOriginServer.asksForPhotoExtras(request.query) ? 0
+            : withLock { photos.filter { uncountedInIDListings.contains($0.id) }.count }
+        let total = photos.count - uncounted
+        let totalText = numbersAsText || envelope == "photoset" ? "\"\(total)\"" : "\(total)"
         var fields = header.map { "\"\($0.0)\":\($0.1)," }.joined()
         fields += "\"page\":\(page),\"pages\":\(pagesText),\"perpage\":\(perPage),"
         if perPageTwice { fields += "\"per_page\":\(perPage)," }
@@ -389,6 +407,15 @@ extension FlickrOriginServer {
     /// is paged does.
     public func hideFromIDListings(photoID: String, _ isHidden: Bool = true) {
         withLock { if isHidden { hiddenFromIDListings.insert(photoID) } else { hiddenFromIDListings.remove(photoID) } }
+    }
+
+    /// Like `hideFromIDListings`, and left out of those lists' `total` too: a listing whose count adds up
+    /// though it lost a photo (one gone before the cursor while another was added after it).
+    public func dropFromIDListingsAndTotal(photoID: String) {
+        withLock {
+            hiddenFromIDListings.insert(photoID)
+            uncountedInIDListings.insert(photoID)
+        }
     }
 
     public func addAlbum(_ album: OriginAlbum) {

@@ -334,9 +334,16 @@ public final class LibraryImporter {
                                       "total": "\(total.map(String.init) ?? "none")"])
             return
         }
-        let gone = local.subtracting(ids)
+        // Each photo is asked about once more before it goes: two changes while the list was paged (one photo
+        // gone before the cursor, one added after it) keep the count right yet slide a live photo past the
+        // listing. One call per deleted photo; deletions are few.
+        var gone: [String] = []
+        for (index, id) in local.subtracting(ids).sorted().enumerated() {
+            progress?.update(stage: "deleted", done: index, total: nil)
+            if try source.stillExists(id) != true { gone.append(id) } else { report.missedByListing += 1 }
+        }
         guard !gone.isEmpty else { return }
-        report.removed = try catalog.removePhotos(ids: gone.sorted())
+        report.removed = try catalog.removePhotos(ids: gone)
         finishingWrites = true
         logger.info("photos deleted at the origin removed", metadata: ["count": "\(report.removed.count)"])
     }

@@ -41,6 +41,10 @@ public protocol PhotoSource: AnyObject, Sendable {
     /// list ids (deletions are then never detected).
     func idPage(_ cursor: PageCursor?) throws -> SourceIDPage?
 
+    /// Whether the photo still exists for this listing's viewer, asked one photo at a time before an import
+    /// deletes it (nil: the source cannot tell, and the id listing is trusted).
+    func stillExists(_ photoID: String) throws -> Bool?
+
     /// The account's albums (empty for a source without albums).
     func albums() throws -> [SourceAlbum]
 
@@ -297,6 +301,8 @@ extension SkippedRecord: Error {}
 extension PhotoSource {
     /// Most sources have nothing to resolve.
     public func prepare() throws {}
+    /// Sources that cannot ask about one photo trust their id listing.
+    public func stillExists(_ photoID: String) throws -> Bool? { nil }
 }
 
 extension SourcePhoto {

@@ -82,6 +82,21 @@ final class AccountImportTests: XCTestCase {
         XCTAssertTrue(fixture.log.text.contains("the id listing is not whole"), fixture.log.text)
     }
 
+    /// A listing whose count adds up though it lost a photo: the photo is asked about (photos.getInfo) before
+    /// it goes, and a photo that still exists stays; one that is gone is removed.
+    func testEveryDeletionIsConfirmedWithTheOrigin() throws {
+        _ = try run(fixture.source(user: "me"))
+        let photos = fixture.ownerPhotos { $0.isPublic && !$0.isVideo }.map(\.id)
+        fixture.origin.dropFromIDListingsAndTotal(photoID: photos[0])
+        XCTAssertTrue(fixture.origin.deletePhoto(photos[1]))
+        fixture.origin.resetCounters()
+        let report = try run(fixture.source(user: "me"))
+        XCTAssertEqual(report.removed.map(\.id), [photos[1]])
+        XCTAssertNotNil(try catalog.photo(id: photos[0]), "alive at the origin: kept")
+        XCTAssertEqual(fixture.origin.restCallCount("flickr.photos.getInfo"), 2, "one question per photo about to go")
+        XCTAssertEqual(report.missedByListing, 1)
+    }
+
     /// The public view of an account (no signature) neither removes the private photos the owner's own view
     /// imported nor takes over its sync state.
     func testThePublicViewOfAnAccountLeavesItsPrivatePhotos() throws {

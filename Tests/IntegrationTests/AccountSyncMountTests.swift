@@ -73,12 +73,16 @@ final class AccountSyncMountTests: XCTestCase {
         XCTAssertTrue(second.text.contains("changes since the last import"), second.text)
         XCTAssertTrue(second.text.contains("1 photo(s) deleted at the origin removed"), second.text)
 
-        // Only the calls it needs: who "me" is, what changed, every id (deletions), the album list, and the
-        // members of the one album that changed. No listing of the photostream with extras.
+        // Only the calls it needs: who "me" is, what changed, every id (deletions), one question about the photo
+        // about to be deleted, the album list, and the members of the one album that changed. No listing of the
+        // photostream with extras.
         let log = origin.restCallLog
         let counts = origin.restCallCounts
         XCTAssertEqual(Set(counts.keys), ["flickr.test.login", "flickr.photos.recentlyUpdated", "flickr.people.getPhotos",
-                                          "flickr.photosets.getList", "flickr.photosets.getPhotos"], "\(counts)")
+                                          "flickr.photos.getInfo", "flickr.photosets.getList", "flickr.photosets.getPhotos"],
+                       "\(counts)")
+        XCTAssertEqual(log.filter { $0.method == "flickr.photos.getInfo" }.map { $0.parameters["photo_id"] }, [deleted],
+                       "the deletion is confirmed, and only it")
         XCTAssertEqual(counts["flickr.photos.recentlyUpdated"], 1, "\(counts)")
         XCTAssertEqual(counts["flickr.photosets.getList"], 1, "\(counts)")
         for call in log where call.method == "flickr.people.getPhotos" {
