@@ -25,13 +25,20 @@ extension MountHarness {
     /// The environment of every command of a signed-in member: its own config directory, no display.
     var accountEnvironment: [String: String] { ["XDG_CONFIG_HOME": configHome, "DISPLAY": "", "WAYLAND_DISPLAY": ""] }
 
-    /// `photofs login flickr` against the origin: prints the authorize URL, the test fetches that page as a
-    /// browser would and types the code it shows into the command's standard input.
-    func signIn(file: StaticString = #filePath, line: UInt = #line) throws {
+    struct LoginRun {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        /// /proc/PID/cmdline while the command waited for the code (nil: it never got that far).
+        var commandLine: String?
+    }
+
+    /// Runs `photofs login flickr ...`; when it prints the authorize URL, fetches that page as a browser would,
+    /// copies the code it shows and types it into the command's standard input.
+    func login(_ extra: [String]) throws -> LoginRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: MountHarness.binary)
-        process.arguments = ["login", "flickr", "--endpoint", origin.endpoint, "--no-browser",
-                             "--api-key", origin.apiKey, "--api-secret", origin.apiSecret]
+        process.arguments = ["login", "flickr", "--endpoint", origin.endpoint, "--no-browser"] + extra
         process.environment = ProcessInfo.processInfo.environment.merging(accountEnvironment) { $1 }
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
@@ -39,31 +46,40 @@ extension MountHarness {
         process.standardError = errors
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        // Drained on another thread, so a chatty stderr cannot block the command.
-        final class Drained: @unchecked Sendable { var data = Data() }
-        let errorData = Drained()
+        var errorData = Data()
         let drained = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { errorData.data = errors.fileHandleForReading.readDataToEndOfFile(); drained.signal() }
+        DispatchQueue.global().async { errorData = errors.fileHandleForReading.readDataToEndOfFile(); drained.signal() }
+
         var printed = Data()
-        while !printed.contains(UInt8(ascii: "\n")) {
+        var commandLine: String?
+        // Reads standard output until the URL line; EOF first means the command failed before it.
+        while !String(decoding: printed, as: UTF8.self).contains("\n") {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             printed.append(chunk)
         }
-        let url = String(decoding: printed, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-        if url.hasPrefix("http") {
-            let page = String(decoding: try HTTPClient().get(url).body, as: UTF8.self)
-            if let code = page.range(of: #"[0-9]{3}-[0-9]{3}-[0-9]{3}"#, options: .regularExpression) {
-                input.fileHandleForWriting.write(Data("\(page[code])\n".utf8))
-            }
+        let firstLine = String(decoding: printed, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        if firstLine.hasPrefix("http") {
+            let raw = FileManager.default.contents(atPath: "/proc/\(process.processIdentifier)/cmdline") ?? Data()
+            commandLine = String(decoding: raw.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+            let page = String(decoding: try HTTPClient().get(firstLine).body, as: UTF8.self)
+            let code = try XCTUnwrap(page.range(of: #"[0-9]{3}-[0-9]{3}-[0-9]{3}"#, options: .regularExpression).map { String(page[$0]) },
+                                     page)
+            input.fileHandleForWriting.write(Data("\(code)\n".utf8))
         }
         try input.fileHandleForWriting.close()
         printed.append(output.fileHandleForReading.readDataToEndOfFile())
-        XCTAssertEqual(drained.wait(timeout: .now() + 60), .success, "photofs login did not finish", file: file, line: line)
+        XCTAssertEqual(drained.wait(timeout: .now() + 60), .success, "photofs login did not finish")
         process.waitUntilExit()
-        let text = String(decoding: printed, as: UTF8.self)
-        guard process.terminationStatus == 0, text.contains("Signed in to Flickr as ansel (10000001@N01).") else {
-            throw HarnessError("login failed (\(process.terminationStatus)): \(text) \(String(decoding: errorData.data, as: UTF8.self))")
+        return LoginRun(status: process.terminationStatus, stdout: String(decoding: printed, as: UTF8.self),
+                        stderr: String(decoding: errorData, as: UTF8.self), commandLine: commandLine)
+    }
+
+    /// Signs in as the origin's member with the app's key and secret on the command line (see `login`).
+    func signIn(file: StaticString = #filePath, line: UInt = #line) throws {
+        let run = try login(["--api-key", origin.apiKey, "--api-secret", origin.apiSecret])
+        guard run.status == 0, run.stdout.contains("Signed in to Flickr as ansel (10000001@N01).") else {
+            throw HarnessError("login failed (\(run.status)): \(run.stdout) \(run.stderr)")
         }
     }
 
@@ -137,16 +153,6 @@ extension MountHarness {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory + "/originals")) ?? []
         return names.filter { $0.hasPrefix(prefix) }.sorted()
     }
-}
-
-/// Polls `condition` every 50 ms until it holds or `timeout` passes; the last evaluation decides.
-func eventually(within timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if try condition() { return true }
-        usleep(50_000)
-    }
-    return try condition()
 }
 
 extension DemoLibrary {

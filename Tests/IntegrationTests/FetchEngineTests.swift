@@ -79,8 +79,7 @@ final class FetchEngineTests: MountedTestCase {
         XCTAssertGreaterThanOrEqual(listing.count, 3)
         Shell.run("cat", [harness.path("moments/\(year)/\(listing[0])")])
         let next = try listing.dropFirst().prefix(2).map { try harness.photoID(ofInode: harness.inode(of: harness.path("moments/\(year)/\($0)")))! }
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline && !next.allSatisfy({ id in cachedFiles().contains { $0.hasPrefix(id) } }) { usleep(100_000) }
+        _ = eventually(within: 5) { next.allSatisfy { id in cachedFiles().contains { $0.hasPrefix(id) } } }
         for id in next { XCTAssertTrue(cachedFiles().contains { $0.hasPrefix(id) }, "\(id) was not prefetched") }
     }
 

@@ -10,9 +10,9 @@ final class LoginCommandLineTests: XCTestCase {
     var harness: MountHarness!
     /// The consumer secret the origin checks signatures with.
     var secret: String { harness.origin.apiSecret }
-    var configHome: String { harness.root.appendingPathComponent("config").path }
+    var configHome: String { harness.configHome }
     var accountsFile: String { configHome + "/photofs/flickr-accounts.json" }
-    var environment: [String: String] { ["XDG_CONFIG_HOME": configHome, "DISPLAY": "", "WAYLAND_DISPLAY": ""] }
+    var environment: [String: String] { harness.accountEnvironment }
 
     override func setUpWithError() throws {
         var library = DemoLibrary.make(count: 2, scale: 16)
@@ -22,56 +22,6 @@ final class LoginCommandLineTests: XCTestCase {
 
     override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
 
-    struct LoginRun {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        /// /proc/PID/cmdline while the command waited for the code (nil: it never got that far).
-        var commandLine: String?
-    }
-
-    /// Runs `photofs login flickr ...`; when it prints the authorize URL, fetches that page as a browser would,
-    /// copies the code it shows and types it into the command's standard input.
-    func login(_ extra: [String]) throws -> LoginRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: MountHarness.binary)
-        process.arguments = ["login", "flickr", "--endpoint", harness.origin.endpoint, "--no-browser"] + extra
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var errorData = Data()
-        let drained = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { errorData = errors.fileHandleForReading.readDataToEndOfFile(); drained.signal() }
-
-        var printed = Data()
-        var commandLine: String?
-        // Reads standard output until the URL line; EOF first means the command failed before it.
-        while !String(decoding: printed, as: UTF8.self).contains("\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            printed.append(chunk)
-        }
-        let firstLine = String(decoding: printed, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-        if firstLine.hasPrefix("http") {
-            let raw = FileManager.default.contents(atPath: "/proc/\(process.processIdentifier)/cmdline") ?? Data()
-            commandLine = String(decoding: raw.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
-            let page = String(decoding: try HTTPClient().get(firstLine).body, as: UTF8.self)
-            let code = try XCTUnwrap(page.range(of: #"[0-9]{3}-[0-9]{3}-[0-9]{3}"#, options: .regularExpression).map { String(page[$0]) },
-                                     page)
-            input.fileHandleForWriting.write(Data("\(code)\n".utf8))
-        }
-        try input.fileHandleForWriting.close()
-        printed.append(output.fileHandleForReading.readDataToEndOfFile())
-        XCTAssertEqual(drained.wait(timeout: .now() + 60), .success, "photofs login did not finish")
-        process.waitUntilExit()
-        return LoginRun(status: process.terminationStatus, stdout: String(decoding: printed, as: UTF8.self),
-                        stderr: String(decoding: errorData, as: UTF8.self), commandLine: commandLine)
-    }
-
     func mode(_ path: String) -> mode_t {
         var info = stat()
         XCTAssertEqual(stat(path, &info), 0, path)
@@ -80,7 +30,7 @@ final class LoginCommandLineTests: XCTestCase {
 
     func testLoginAccountsLogoutWithoutASecretInAnyOutput() throws {
         // The key and secret on the command line: photofs blanks them in its process list entry.
-        let run = try login(["--api-key", LoginCommandLineTests.key, "--api-secret", secret])
+        let run = try harness.login(["--api-key", LoginCommandLineTests.key, "--api-secret", secret])
         XCTAssertEqual(run.status, 0, run.stderr)
         let lines = run.stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.first.map { $0.hasPrefix(harness.origin.oauthEndpoint + "authorize?oauth_token=") }, true, run.stdout)
@@ -125,7 +75,7 @@ final class LoginCommandLineTests: XCTestCase {
         let secretFile = harness.root.appendingPathComponent("secret").path
         try (LoginCommandLineTests.key + "\n").write(toFile: keyFile, atomically: true, encoding: .utf8)
         try "wrong-secret-555\n".write(toFile: secretFile, atomically: true, encoding: .utf8)
-        let run = try login(["--api-key-file", keyFile, "--api-secret-file", secretFile])
+        let run = try harness.login(["--api-key-file", keyFile, "--api-secret-file", secretFile])
         XCTAssertNotEqual(run.status, 0)
         XCTAssertNil(run.commandLine, "no authorize page without a request token")
         XCTAssertTrue(run.stderr.contains("oauth_problem=signature_invalid"), run.stderr)

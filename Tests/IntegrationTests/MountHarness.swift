@@ -170,3 +170,13 @@ struct HarnessError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// Polls `condition` every 50 ms until it holds or `timeout` passes; the last evaluation decides.
+func eventually(within timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(50_000)
+    }
+    return try condition()
+}

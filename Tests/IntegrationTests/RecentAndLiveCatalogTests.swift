@@ -7,15 +7,6 @@ import XCTest
 final class RecentAndLiveCatalogTests: MountedTestCase {
     override class var originLibrary: OriginLibrary { DemoLibrary.make(count: 20, scale: 4) }
 
-    func eventually(_ timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(100_000)
-        }
-        return condition()
-    }
-
     func recent() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: harness.path("recent"))) ?? []).sorted()
     }
@@ -26,7 +17,7 @@ final class RecentAndLiveCatalogTests: MountedTestCase {
         Shell.run("rsync", ["-a", files[0], harness.root.path + "/copy.jpg"])
         Shell.run("cat", [files[1]])
         let expected = try harness.catalog().photo(seq: Int64(harness.inode(of: files[1]) & ((1 << 56) - 1)))!
-        XCTAssertTrue(eventually { recent().count == 1 }, "\(recent())")
+        XCTAssertTrue(eventually(within: 5) { recent().count == 1 }, "\(recent())")
         XCTAssertTrue(recent()[0].hasPrefix(expected.title), "\(recent()) vs \(expected.title)")
         let inRecent = harness.path("recent/" + recent()[0])
         XCTAssertEqual(harness.inode(of: inRecent), harness.inode(of: files[1]))
@@ -42,7 +33,7 @@ final class RecentAndLiveCatalogTests: MountedTestCase {
         harness.origin.replaceLibrary(DemoLibrary.make(count: 32, scale: 4))
         let result = harness.importLibrary()
         XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertTrue(eventually(6) { harness.files(under: "moments").count == 32 }, "\(harness.files(under: "moments").count)")
+        XCTAssertTrue(eventually(within: 6) { harness.files(under: "moments").count == 32 }, "\(harness.files(under: "moments").count)")
         let after = Set(harness.files())
         for path in before { XCTAssertTrue(after.contains(path), "renamed or lost: \(path)") }
     }
@@ -54,7 +45,7 @@ final class RecentAndLiveCatalogTests: MountedTestCase {
         let handle = try XCTUnwrap(FileHandle(forReadingAtPath: file))
         let head = try XCTUnwrap(try handle.read(upToCount: 100))
         try harness.catalog().deletePhotos(ids: [id])
-        XCTAssertTrue(eventually(6) { !FileManager.default.fileExists(atPath: file) })
+        XCTAssertTrue(eventually(within: 6) { !FileManager.default.fileExists(atPath: file) })
         // fstat and read on the open descriptor still work, as for an unlinked file on a disk.
         let rest = try handle.readToEnd() ?? Data()
         try handle.close()

@@ -29,8 +29,7 @@ final class UncountedOpenersTests: MountedTestCase {
         // so once it shows, the file managers' opens have been decided too.
         let viewed = files[1]
         Shell.run("cat", [viewed])
-        let deadline = Date().addingTimeInterval(10)
-        while recent().isEmpty && Date() < deadline { usleep(50_000) }
+        _ = eventually(within: 10) { !recent().isEmpty }
         XCTAssertEqual(recent().count, 1, "\(recent())")
         XCTAssertEqual(harness.inode(of: harness.path("recent/" + (recent().first ?? ""))), harness.inode(of: viewed))
     }
