@@ -488,15 +488,6 @@ public final class Catalog: @unchecked Sendable {
         }
     }
 
-    /// Deletes photos by id (a later issue's sync uses it; tests use it to change a catalog under a mount).
-    public func deletePhotos(ids: [String]) throws {
-        try write { db in
-            for id in ids { try db.execute(sql: "DELETE FROM photo WHERE id = ?", arguments: [id]) }
-            try Catalog.recountRegions(db)
-            try Catalog.bumpGeneration(db)
-        }
-    }
-
     // MARK: - Renditions and variants
 
     /// Every size the origin offers for a photo, smallest first.

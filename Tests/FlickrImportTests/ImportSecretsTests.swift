@@ -106,7 +106,7 @@ final class ImportSecretsTests: XCTestCase {
 
         // Measuring failures (a photo gone, another answering 500s) are warnings naming the photo.
         origin.setMissing(photoID: origin.photos[0].id)
-        try catalog.deletePhotos(ids: origin.photos.map(\.id))
+        try catalog.removePhotos(ids: origin.photos.map(\.id))
         _ = try runImport().get()
         XCTAssertTrue(log.text.contains("original not measured"), log.text)
 

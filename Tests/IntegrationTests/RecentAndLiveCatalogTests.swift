@@ -44,7 +44,7 @@ final class RecentAndLiveCatalogTests: MountedTestCase {
         let bytes = try XCTUnwrap(harness.origin.imageBytes(photoID: id))
         let handle = try XCTUnwrap(FileHandle(forReadingAtPath: file))
         let head = try XCTUnwrap(try handle.read(upToCount: 100))
-        try harness.catalog().deletePhotos(ids: [id])
+        try harness.catalog().removePhotos(ids: [id])
         XCTAssertTrue(eventually(within: 6) { !FileManager.default.fileExists(atPath: file) })
         // fstat and read on the open descriptor still work, as for an unlinked file on a disk.
         let rest = try handle.readToEnd() ?? Data()

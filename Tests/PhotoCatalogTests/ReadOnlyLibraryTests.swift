@@ -50,7 +50,7 @@ final class ReadOnlyLibraryTests: XCTestCase {
         XCTAssertEqual(write?.description, "\(library) is open read-only: nothing was written")
         assertNoJargon(write)
         XCTAssertEqual(catalogError(try catalog.applyImport(places: [], photos: [importedPhoto("3")]))?.reason, .readOnly)
-        XCTAssertEqual(catalogError(try catalog.deletePhotos(ids: ["1"]))?.reason, .readOnly)
+        XCTAssertEqual(catalogError(try catalog.removePhotos(ids: ["1"]))?.reason, .readOnly)
         XCTAssertEqual(FileSnapshot(library), before, "a read-only catalog wrote nothing and left no -wal or -shm")
     }
 

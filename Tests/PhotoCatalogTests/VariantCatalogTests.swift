@@ -89,7 +89,7 @@ final class VariantCatalogTests: XCTestCase {
         _ = try catalog.applyImport(places: [], photos: [imported()])
         let seq = try seq()
         try catalog.saveVariants([(variant(seq), Data([1]), try XCTUnwrap(try catalog.photo(id: "1")))])
-        try catalog.deletePhotos(ids: ["1"])
+        try catalog.removePhotos(ids: ["1"])
         XCTAssertEqual(try catalog.renditions(seq: seq), [])
         XCTAssertEqual(try catalog.variantSizes(spec: "square:64"), [:])
         XCTAssertNil(try catalog.thumbnail(seq: seq, spec: "square:64"))

@@ -29,7 +29,7 @@ final class DirectoryReplyTests: XCTestCase {
         let fixture = try FilesystemFixture(photos: 4)
         let directory = try fixture.filesystem.openDirectory(fixture.yearInode)
         let ids = try directory.listing.entries.map(fixture.photoID(of:))
-        try fixture.catalog.deletePhotos(ids: [ids[0]])
+        try fixture.catalog.removePhotos(ids: [ids[0]])
         fixture.filesystem.checkForCatalogChanges()
         XCTAssertEqual(fixture.filesystem.directoryEntry(directory, at: 2, plus: false)?.name,
                        directory.listing.entries[0].name, "offsets stay valid for the open directory")

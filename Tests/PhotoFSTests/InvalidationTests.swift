@@ -40,7 +40,7 @@ final class InvalidationTests: XCTestCase {
         let fixture = try FilesystemFixture(photos: 3)
         let entries = try fixture.yearEntries()
         XCTAssertEqual(fixture.filesystem.checkForCatalogChanges(), [], "nothing changed yet")
-        try fixture.catalog.deletePhotos(ids: [fixture.photoID(of: entries[1])])
+        try fixture.catalog.removePhotos(ids: [fixture.photoID(of: entries[1])])
         let invalidations = fixture.filesystem.checkForCatalogChanges()
         XCTAssertTrue(invalidations.contains(.entry(parent: fixture.yearInode, name: entries[1].name)))
         XCTAssertTrue(invalidations.contains(.inode(fixture.yearInode)))

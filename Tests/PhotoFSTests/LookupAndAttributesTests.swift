@@ -42,7 +42,7 @@ final class LookupAndAttributesTests: XCTestCase {
         let fixture = try FilesystemFixture()
         let entry = try XCTUnwrap(fixture.yearEntries().first)
         let opened = try fixture.filesystem.open(inode: entry.attributes.inode)
-        try fixture.catalog.deletePhotos(ids: [fixture.photoID(of: entry)])
+        try fixture.catalog.removePhotos(ids: [fixture.photoID(of: entry)])
         fixture.filesystem.checkForCatalogChanges()
         XCTAssertEqual(try fixture.filesystem.getattr(entry.attributes.inode, handle: opened.handle).attributes.size,
                        entry.attributes.size)
