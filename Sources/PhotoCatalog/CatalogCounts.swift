@@ -11,6 +11,13 @@ public struct LibraryCounts: Equatable, Sendable {
 }
 
 extension Catalog {
+    /// Whether any photo is not public (one index-free probe that stops at the first).
+    public func holdsPrivatePhotos() throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM photo WHERE NOT \(CatalogLimits.isPublicSQL("")))") ?? false
+        }
+    }
+
     public func counts() throws -> LibraryCounts {
         let albumCount = try albums().count
         return try read { db in

@@ -219,7 +219,7 @@ public final class LibraryImporter {
         try catalog.saveSyncState(state)
         // A library that held private photos before (a file copied or created with a wider umask) is narrowed
         // even by an import that brought none.
-        if (try? catalog.counts().privatePhotos).map({ $0 > 0 }) ?? false { restrictLibrary() }
+        if (try? catalog.holdsPrivatePhotos()) ?? false { restrictLibrary() }
         return report
     }
 
