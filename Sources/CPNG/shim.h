@@ -4,6 +4,7 @@
 #ifndef PHOTOFS_CPNG_SHIM_H
 #define PHOTOFS_CPNG_SHIM_H
 #include <png.h>
+#include <zlib.h> /* Z_HUFFMAN_ONLY, Z_DEFAULT_STRATEGY */
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,10 +45,11 @@ static void photofs_png_write(png_structp png, png_bytep bytes, png_size_t lengt
 
 static void photofs_png_flush(png_structp png) { (void)png; }
 
-/* Encodes 8-bit pixels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) with the given zlib level and the SUB filter only.
+/* Encodes 8-bit pixels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) with the given zlib level, zlib's default strategy
+   or (huffman_only != 0) Z_HUFFMAN_ONLY, and the SUB filter only.
    On success returns 0 and *out (malloc'd; the caller frees it) holds *out_size bytes. */
 static inline int photofs_png_encode(const unsigned char *pixels, int width, int height, int channels,
-                                     int zlib_level, unsigned char **out, size_t *out_size,
+                                     int zlib_level, int huffman_only, unsigned char **out, size_t *out_size,
                                      char *error, size_t error_size) {
     static const int color_types[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
                                       PNG_COLOR_TYPE_RGB_ALPHA};
@@ -75,6 +77,7 @@ static inline int photofs_png_encode(const unsigned char *pixels, int width, int
     }
     png_set_write_fn(png, output, photofs_png_write, photofs_png_flush);
     png_set_compression_level(png, zlib_level);
+    png_set_compression_strategy(png, huffman_only ? Z_HUFFMAN_ONLY : Z_DEFAULT_STRATEGY);
     png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB);
     png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8, color_types[(channels - 1) & 3],
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);

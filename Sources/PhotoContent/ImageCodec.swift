@@ -88,15 +88,25 @@ public enum ImageCodec {
     /// and read many times, but it is made while someone waits for `ls -l`.
     public static let pngZlibLevel: Int32 = 1
 
+    /// How zlib compresses a PNG's filtered rows.
+    public enum PNGCompression: Sendable {
+        /// Level 1 LZ77 + Huffman (`pngZlibLevel`, zlib's default strategy).
+        case standard
+        /// Huffman coding alone (Z_HUFFMAN_ONLY): SUB-filtered photographic rows hold almost no repeats for
+        /// LZ77 to find. On 256 px RGBA thumbnails of three real photos (six renditions) it took 1.5–2.6 ms
+        /// against 2.5–4.0 ms for `standard`, for files between 5 % smaller and 3 % larger.
+        case huffmanOnly
+    }
+
     /// Encodes 1 (gray), 2 (gray+alpha), 3 (RGB) or 4 (RGBA) channels as an 8-bit PNG.
-    public static func encodePNG(_ image: PixelImage) throws -> Data {
+    public static func encodePNG(_ image: PixelImage, compression: PNGCompression = .standard) throws -> Data {
         precondition((1...4).contains(image.channels), "PNG holds 1 to 4 channels")
         var output: UnsafeMutablePointer<UInt8>?
         var size = 0
         var message = [CChar](repeating: 0, count: 256)
         let status = image.pixels.withUnsafeBufferPointer { pixels in
             photofs_png_encode(pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.channels),
-                               pngZlibLevel, &output, &size, &message, message.count)
+                               pngZlibLevel, compression == .huffmanOnly ? 1 : 0, &output, &size, &message, message.count)
         }
         defer { free(output) }
         guard status == 0, let output else {
