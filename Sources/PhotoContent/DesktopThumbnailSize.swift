@@ -1,0 +1,29 @@
+// The four sizes of the freedesktop Thumbnail Managing Standard and the directory each lives in.
+import Foundation
+
+/// A thumbnail size of the Thumbnail Managing Standard (0.9): the thumbnail fits inside edge×edge and is
+/// stored in `$XDG_CACHE_HOME/thumbnails/<directoryName>/`.
+public enum DesktopThumbnailSize: String, CaseIterable, Sendable {
+    case normal
+    case large
+    case xLarge = "x-large"
+    case xxLarge = "xx-large"
+
+    /// The longest side a thumbnail of this size may have.
+    public var edge: Int {
+        switch self {
+        case .normal: return 128
+        case .large: return 256
+        case .xLarge: return 512
+        case .xxLarge: return 1024
+        }
+    }
+
+    /// The directory under `thumbnails/` ("normal", "large", "x-large", "xx-large").
+    public var directoryName: String { rawValue }
+
+    /// The order GLib 2.74 looks in (gio/glocalfileinfo.c, get_thumbnail_attributes): the first of these holding
+    /// a regular file for the URI is the one `thumbnail::path` names and `thumbnail::is-valid` judges, so a
+    /// stale larger thumbnail hides a current smaller one.
+    public static let glibLookupOrder: [DesktopThumbnailSize] = [.xxLarge, .xLarge, .large, .normal]
+}
