@@ -115,6 +115,7 @@ public enum MountOptionList {
         case .connectTimeout: return "10"
         case .stallTimeout: return "30"
         case .backupTools: return "\"rsync,tar\""
+        case .desktopThumbnails: return "off"
         case .logLevel: return "debug"
         case .allowNonempty, .foreground: return ""
         }

@@ -15,6 +15,7 @@ public enum MountOption: String, CaseIterable, Sendable {
     case connectTimeout = "connect-timeout"
     case stallTimeout = "stall-timeout"
     case backupTools = "backup-tools"
+    case desktopThumbnails = "desktop-thumbnails"
     case allowNonempty = "allow-nonempty"
     case logLevel = "log-level"
     case foreground
@@ -63,6 +64,8 @@ public struct MountSettings: Equatable, Sendable {
     public var stallTimeout: Double = 30
     /// nil: the file system's own default list.
     public var backupTools: [String]?
+    /// Write freedesktop thumbnails of listed photos into the user's thumbnail cache.
+    public var desktopThumbnails = true
     public var allowNonempty = false
     public var logLevel: String?
     public var foreground = false
@@ -139,6 +142,12 @@ public struct MountSettings: Equatable, Sendable {
             stallTimeout = try Self.seconds(value, in: 1...86_400, name: name, what: "seconds, 1 to 86400")
         case .backupTools:
             backupTools = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        case .desktopThumbnails:
+            switch value.trimmingCharacters(in: .whitespaces).lowercased() {
+            case "on", "yes", "true", "1", "": desktopThumbnails = true
+            case "off", "no", "false", "0": desktopThumbnails = false
+            default: throw OptionError("\(name) takes on or off, not \"\(value)\"")
+            }
         case .logLevel:
             logLevel = try LogLevelName.check(value, name: name)
         case .allowNonempty:

@@ -63,6 +63,7 @@ public enum DemoLibrary {
         var images = [OriginImage?](repeating: nil, count: count)
         var thumbnails = [OriginImage?](repeating: nil, count: count)
         var mediums = [OriginImage?](repeating: nil, count: count)
+        var smalls = [OriginImage?](repeating: nil, count: count)
         let lock = NSLock()
         DispatchQueue.concurrentPerform(iterations: count) { index in
             let (_, width, height, isPNG, imageSeed) = specs[index]
@@ -76,11 +77,20 @@ public enum DemoLibrary {
                 ? try? VariantRenderer.render(image.data, contentType: image.contentType, spec: .fit(640),
                                               outputType: "image/jpeg")
                 : nil
+            // Flickr's "n" (320 px long edge), which file managers' thumbnails are made from; Flickr offers
+            // it for photos at least that large.
+            let small = max(width, height) >= 320
+                ? try? VariantRenderer.render(image.data, contentType: image.contentType, spec: .fit(320),
+                                              outputType: "image/jpeg")
+                : nil
             lock.lock()
             images[index] = image; thumbnails[index] = thumbnail
             if let medium {
                 mediums[index] = OriginImage(data: medium.data, contentType: "image/jpeg", width: medium.width,
                                              height: medium.height)
+            }
+            if let small {
+                smalls[index] = OriginImage(data: small.data, contentType: "image/jpeg", width: small.width, height: small.height)
             }
             lock.unlock()
         }
@@ -107,6 +117,7 @@ public enum DemoLibrary {
                 latitude: 37.7 + Double(index % 7), longitude: -122.4 + Double(index % 5),
                 hasOriginal: index % 10 != 7, image: images[index]!, thumbnail: thumbnails[index]))
             if let medium = mediums[index] { photos[photos.count - 1].renditions["z"] = medium }
+            if let small = smalls[index] { photos[photos.count - 1].renditions["n"] = small }
             // Flickr's normalised tags: lower case, no spaces.
             photos[photos.count - 1].tags = [place.name.lowercased().filter { !$0.isWhitespace }, "y\(year)"]
             photos[photos.count - 1].views = Int64(index * 37 % 1000)

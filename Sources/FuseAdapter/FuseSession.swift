@@ -254,7 +254,7 @@ public final class FuseSession: @unchecked Sendable {
             let fs = FuseSession.instance(req)
             guard let fi else { fuse_reply_err(req, EINVAL); return }
             do {
-                let directory = try fs.filesystem.openDirectory(ino)
+                let directory = try fs.filesystem.openDirectory(ino, lister: fs.opener(req))
                 fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(directory).toOpaque()))
                 // The kernel may keep this listing until the catalog changes (we invalidate the directory then).
                 photofs_fi_set_dir_flags(fi, 1, 1)

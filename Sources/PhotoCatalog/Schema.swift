@@ -4,6 +4,8 @@
 // MVCNetworking sample keeps thumbnails in its store). A changed original drops its variants (trigger).
 // v3 adds what following an account needs: who may see each photo, tags, views and last update, albums
 // (photosets) with their ordered members, and per-listing sync state (an interrupted import resumes from it).
+// v4 adds the freedesktop thumbnails mounts wrote into their users' caches (by file URI), so a photo deleted
+// or replaced while nothing was mounted still has its thumbnails removed at the next mount.
 // Every migration ends by setting `PRAGMA user_version` to its number, so the file says which schema it holds.
 import GRDB
 
@@ -24,7 +26,7 @@ enum Schema {
     /// table is not left to photofs to migrate or write. LibraryIdentityTests checks the list against a new library.
     static let knownTables: Set<String> = [
         "photographer", "region", "place", "photo", "recent", "library_state", "rendition", "variant", "thumbnail",
-        "album", "album_photo", "sync_state", "removed_photo", "grdb_migrations",
+        "album", "album_photo", "sync_state", "removed_photo", "desktop_thumbnail", "grdb_migrations",
     ]
 
     /// The region every photo without a resolvable place goes to, so every photo is reachable under /regions.
@@ -185,6 +187,16 @@ enum Schema {
                     INSERT INTO removed_photo(photo_id, removed_at) VALUES (OLD.id, CAST(strftime('%s', 'now') AS INTEGER));
                 END;
                 PRAGMA user_version = 3;
+                """)
+        }
+        migrator.registerMigration("v4: desktop thumbnails written") { db in
+            try db.execute(sql: """
+                CREATE TABLE desktop_thumbnail (
+                    uri TEXT PRIMARY KEY,
+                    photo_id TEXT NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX desktop_thumbnail_by_photo ON desktop_thumbnail(photo_id);
+                PRAGMA user_version = 4;
                 """)
         }
         return migrator

@@ -5,6 +5,9 @@ import Logging
 import PhotoCatalog
 
 public enum DownloadPriority: Int, Sendable, Comparable {
+    /// A thumbnailer or file manager opened the photo (its desktop thumbnail was not ready in time, or it
+    /// ignores the thumbnail cache): served, but behind everything a person is waiting for or about to open.
+    case thumbnailer = -1
     /// Warming photos a user is likely to open next.
     case prefetch = 0
     /// A user is waiting in open() or read().
@@ -65,6 +68,9 @@ public final class Download: @unchecked Sendable {
     public let source: ContentSource
     let finalPath: String
     fileprivate(set) var priority: DownloadPriority
+    /// The thumbnailer process whose open queued it (its downloads are limited, see `DownloadEngine`); nil
+    /// for everyone else, and once a user open joins it.
+    fileprivate(set) var requester: String?
     private let condition = NSCondition()
     private var lifecycle: DownloadLifecycle
     private var error: ContentError?
@@ -88,11 +94,12 @@ public final class Download: @unchecked Sendable {
     /// a bigger catalog size is not a photo we should hold in RAM; it fails as "no space" instead.
     static let memoryLimit: Int64 = 1 << 30
 
-    init(key: String, source: ContentSource, finalPath: String, priority: DownloadPriority) {
+    init(key: String, source: ContentSource, finalPath: String, priority: DownloadPriority, requester: String? = nil) {
         self.key = key
         self.source = source
         self.finalPath = finalPath
         self.priority = priority
+        self.requester = requester
         lifecycle = DownloadLifecycle(expectedSize: source.expectedSize, expectedType: source.contentType,
                                       expectedETag: source.etag)
     }
@@ -385,6 +392,10 @@ public final class DownloadEngine: @unchecked Sendable {
     private var queue: [Download] = []
     private var workers = 0
     private let maxTransfers: Int
+    /// Downloads running per requester (a thumbnailer process), and the most each may have at once: a file
+    /// manager opening a folder of 1,000 photos gets 2 transfers, not 1,000 (nor all 16 of the mount's).
+    private var runningByRequester: [String: Int] = [:]
+    let perRequesterLimit = 2
     /// Called on a transfer thread when a download completed: its file is in place, or `uncachedReason`
     /// says why not.
     var onComplete: ((Download) -> Void)?
@@ -406,14 +417,21 @@ public final class DownloadEngine: @unchecked Sendable {
 
     /// The running download for `key`, or a new one queued at `priority`. A user asking for a queued
     /// prefetch moves it ahead.
-    func start(key: String, source: ContentSource, finalPath: String, priority: DownloadPriority) -> Download {
+    func start(key: String, source: ContentSource, finalPath: String, priority: DownloadPriority,
+               requester: String? = nil) -> Download {
         lock.lock()
         defer { lock.unlock() }
         if let running = inFlight[key] {
-            if priority > running.priority { running.priority = priority; lock.broadcast() }
+            if priority > running.priority {
+                running.priority = priority
+                // Someone other than a thumbnailer needs it: no longer held to that process's limit (a
+                // download already running stays counted for it until it ends).
+                if requester == nil, queue.contains(where: { $0 === running }) { running.requester = nil }
+                lock.broadcast()
+            }
             return running
         }
-        let download = Download(key: key, source: source, finalPath: finalPath, priority: priority)
+        let download = Download(key: key, source: source, finalPath: finalPath, priority: priority, requester: requester)
         inFlight[key] = download
         queue.append(download)
         if workers < maxTransfers {
@@ -434,19 +452,28 @@ public final class DownloadEngine: @unchecked Sendable {
         while true {
             lock.lock()
             // Idle workers exit after 30 s so an idle mount holds no threads or connections.
-            while queue.isEmpty {
+            var next = nextIndexLocked()
+            while next == nil {
                 if !lock.wait(until: Date().addingTimeInterval(30)) && queue.isEmpty {
                     workers -= 1
                     lock.unlock()
                     return
                 }
+                next = nextIndexLocked()
             }
-            // Highest priority first; among equals, first come first served.
-            let index = queue.indices.max { (queue[$0].priority, -$0) < (queue[$1].priority, -$1) }!
-            let download = queue.remove(at: index)
+            let download = queue.remove(at: next!)
+            let requester = download.requester
+            if let requester { runningByRequester[requester, default: 0] += 1 }
             lock.unlock()
 
             let result = run(download)
+            if let requester {
+                lock.lock()
+                let left = (runningByRequester[requester] ?? 1) - 1
+                runningByRequester[requester] = left > 0 ? left : nil
+                lock.broadcast()
+                lock.unlock()
+            }
             beforeFinish?(download)
             // A finished photo is in place and recorded by the cache before the download is forgotten, so no
             // opener starts it again and a fetch that returns finds it counted; a failed one is forgotten
@@ -471,6 +498,15 @@ public final class DownloadEngine: @unchecked Sendable {
                 download.finish(result)
             }
         }
+    }
+
+    /// The queued download to run next: highest priority first, first come first served among equals,
+    /// skipping those whose requester already runs `perRequesterLimit`. Nil when none may run now.
+    private func nextIndexLocked() -> Int? {
+        queue.indices.filter { index in
+            guard let requester = queue[index].requester else { return true }
+            return runningByRequester[requester, default: 0] < perRequesterLimit
+        }.max { (queue[$0].priority, -$0) < (queue[$1].priority, -$1) }
     }
 
     private func forget(_ download: Download) {

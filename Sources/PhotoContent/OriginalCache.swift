@@ -289,7 +289,9 @@ public final class OriginalCache: @unchecked Sendable {
     /// Opens a photo for reading. A cached photo opens at once; otherwise its download starts (or is joined)
     /// at user priority and this returns as soon as the origin's answer is verified, so the first bytes can
     /// be read while the rest arrives. When the cache cannot take the photo, the handle reads it from memory.
-    public func open(_ source: ContentSource) throws -> ContentHandle {
+    /// `thumbnailer` names the thumbnailing process behind the open: its download waits behind every other
+    /// and counts against that process's limit (`DownloadEngine.perRequesterLimit`).
+    public func open(_ source: ContentSource, thumbnailer: String? = nil) throws -> ContentHandle {
         let key = OriginalCache.key(for: source)
         if let file = openCachedFile(source) {
             noteOpen(key, hit: true)
@@ -299,7 +301,8 @@ public final class OriginalCache: @unchecked Sendable {
             noteOpen(key, hit: true)
             return ContentHandle(download: held, key: key)
         }
-        let download = startDownload(source, key: key, priority: .user)
+        let download = startDownload(source, key: key, priority: thumbnailer == nil ? .user : .thumbnailer,
+                                     requester: thumbnailer)
         try download.waitUntilVerified()
         noteOpen(key, hit: false)
         return ContentHandle(download: download, key: key)
@@ -411,8 +414,9 @@ public final class OriginalCache: @unchecked Sendable {
         init(_ download: Download) { self.download = download }
     }
 
-    private func startDownload(_ source: ContentSource, key: String, priority: DownloadPriority) -> Download {
-        engine.start(key: key, source: source, finalPath: objectsPath + "/" + key, priority: priority)
+    private func startDownload(_ source: ContentSource, key: String, priority: DownloadPriority,
+                               requester: String? = nil) -> Download {
+        engine.start(key: key, source: source, finalPath: objectsPath + "/" + key, priority: priority, requester: requester)
     }
 
     /// The cache file of a source, opened without following a symlink, if it is a regular file of the

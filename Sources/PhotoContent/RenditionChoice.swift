@@ -28,3 +28,29 @@ public enum RenditionChoice {
             }
     }
 }
+
+extension RenditionChoice {
+    /// Where a photo's desktop thumbnails come from.
+    public enum ThumbnailSource: Equatable, Sendable {
+        case rendition(Rendition)
+        case original
+    }
+
+    /// What desktop thumbnails up to `edge` px are made from, downloading as little as possible: the original
+    /// when it is cached already (no network at all), else the smallest rendition at least `edge` on its long
+    /// side (Flickr's `n`, 320 px, ~30 KB, for 256), else the largest smaller one (a thumbnail is never
+    /// enlarged), and the original only when the photo has no rendition but square crops or none at all.
+    public static func desktopThumbnailSource(edge: Int, among renditions: [Rendition], originalURL: String,
+                                              originalCached: Bool) -> ThumbnailSource? {
+        if originalCached { return .original }
+        // originalType nil: a PNG original's JPEG renditions are fine for a thumbnail.
+        if let best = source(for: .fit(edge), among: renditions, originalURL: originalURL, originalType: nil) {
+            return .rendition(best)
+        }
+        let smaller = renditions.filter { !$0.isSquareCrop && $0.url != originalURL }
+        if let largest = smaller.max(by: { (Double($0.width) * Double($0.height), $0.label) < (Double($1.width) * Double($1.height), $1.label) }) {
+            return .rendition(largest)
+        }
+        return .original
+    }
+}

@@ -7,7 +7,12 @@ import Foundation
 /// whose own name is often a worker's ("pool-pcmanfm", "gmain"), so the thread group leader is asked.
 public struct OpenerIdentity: Equatable, Sendable {
     public var names: [String]
-    public init(names: [String]) { self.names = names.filter { !$0.isEmpty } }
+    /// The thread group (process) id; 0 when not known.
+    public var processID: Int32
+    public init(names: [String], processID: Int32 = 0) {
+        self.names = names.filter { !$0.isEmpty }
+        self.processID = processID
+    }
 
     /// Reads /proc for the thread `tid`; nil when the process is gone (it may exit right after its open).
     /// Plain POSIX reads into a stack buffer: Foundation's file reading stats and decodes, and the three
@@ -28,7 +33,7 @@ public struct OpenerIdentity: Equatable, Sendable {
             names.append(base.hasSuffix(" (deleted)") ? String(base.dropLast(10)) : base)
         }
         guard !names.isEmpty else { return nil }
-        self.init(names: names)
+        self.init(names: names, processID: processID)
     }
 
     private static func threadGroup(of tid: Int32) -> Int32? {
@@ -76,21 +81,38 @@ struct RecentOpeners {
 public struct UncountedOpeners: Sendable, Equatable {
     /// Backup and sync tools, indexers, file managers and thumbnailers (pcmanfm reading 20 photos to draw
     /// thumbnails made them the whole of /recent; Thunar's tumblerd did the same).
-    public static let defaults: [String] = [
-        // backup, sync, search
+    public static let defaults: [String] = backupAndSearchTools + fileManagers + ["gvfsd-metadata"] + thumbnailers
+
+    static let backupAndSearchTools = [
         "rsync", "tar", "borg", "restic", "rclone", "kopia", "duplicity", "rdiff-backup", "updatedb", "plocate",
         "find", "locate", "baloo_file", "baloo_file_extractor", "tracker-extract", "tracker-extract-3",
         "localsearch-extractor", "tracker-miner-fs", "tracker-miner-fs-3",
-        // file managers
+    ]
+    static let fileManagers = [
         "pcmanfm", "pcmanfm-qt", "nautilus", "nemo", "nemo-desktop", "caja", "thunar", "Thunar", "dolphin",
         "konqueror", "krusader", "spacefm", "doublecmd", "pantheon-files", "io.elementary.files", "peony",
-        "dde-file-manager", "xfdesktop", "gvfsd-metadata",
-        // thumbnailers
+        "dde-file-manager", "xfdesktop",
+    ]
+    static let thumbnailers = [
         "tumblerd", "kioworker", "kioslave5", "kioworker5", "thumbnail.so", "gnome-thumbnail-factory",
         "gdk-pixbuf-thumbnailer", "gnome-desktop-thumbnailer", "evince-thumbnailer", "totem-video-thumbnailer",
         "ffmpegthumbnailer", "glycin-image-rs", "glycin-loaders", "xdg-thumbnailer", "raw-thumbnailer",
         "gnome-raw-thumbnailer", "webp-thumbnailer", "heif-thumbnailer",
     ]
+
+    /// File managers and thumbnailers: processes that open photos to draw thumbnails (pcmanfm draws its own,
+    /// in process). Their downloads go behind everyone else's, a few at a time per process
+    /// (`DownloadEngine.perRequesterLimit`), whatever `--backup-tools` says about /recent.
+    public static let thumbnailing = UncountedOpeners(fileManagers + thumbnailers)
+
+    /// Whether the process reads trees for backup, sync or search: nobody looks at its listings, so they get
+    /// no desktop thumbnails (an `rsync` of a 100,000-photo mount must not fetch 100,000 renditions).
+    public static func isBackupOrSearch(_ opener: OpenerIdentity) -> Bool {
+        UncountedOpeners(backupAndSearchTools).contains(opener)
+    }
+
+    /// Whether the opener draws thumbnails (see `thumbnailing`).
+    public static func isThumbnailing(_ opener: OpenerIdentity) -> Bool { thumbnailing.contains(opener) }
 
     /// The kernel keeps 15 bytes of a command name (TASK_COMM_LEN 16 with its NUL).
     static let commandNameLimit = 15

@@ -22,6 +22,9 @@ public struct FilesystemOptions: Sendable {
     public var timeouts = KernelTimeouts()
     public var uid = getuid()
     public var gid = getgid()
+    /// Where and how freedesktop thumbnails of listed photos are written; nil: not at all
+    /// (`--desktop-thumbnails=off`).
+    public var desktopThumbnails: DesktopThumbnailOptions?
     public init() {}
 }
 
@@ -99,6 +102,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private var invalidationSink: (([KernelInvalidation]) -> Void)?
     /// Renders and keeps variants when the mount shows a `--size` other than the originals.
     public let variants: VariantProducer?
+    /// Writes file managers' thumbnails of the photos of listed directories (nil when turned off).
+    public let desktopThumbnails: DesktopThumbnailWriter?
     /// Listings whose photos were queued for rendering (once each until the catalog changes).
     private var listingsQueuedForRender: Set<Node> = []
     /// How far the catalog's log of removed and replaced photos has been read (their cached bytes freed).
@@ -112,9 +117,13 @@ public final class PhotoFilesystem: @unchecked Sendable {
         self.cache = cache
         self.options = options
         self.logger = logger
+        let http = http ?? HTTPClient(logger: logger)
         variants = options.variant.map {
-            VariantProducer(spec: $0, catalog: catalog, cache: cache, http: http ?? HTTPClient(logger: logger),
+            VariantProducer(spec: $0, catalog: catalog, cache: cache, http: http,
                             renderOptions: options.renderOptions, logger: logger)
+        }
+        desktopThumbnails = options.desktopThumbnails.map {
+            DesktopThumbnailWriter(options: $0, catalog: catalog, cache: cache, http: http, logger: logger)
         }
         seenGeneration = (try? catalog.generation(), 0)
         // From the start of the log (it keeps a week): photos removed while nothing was mounted are freed at
@@ -240,13 +249,19 @@ public final class PhotoFilesystem: @unchecked Sendable {
             let fresh = (try? recent.seqs()) ?? []
             invalidations += servedSet.symmetricDifference(fresh).map { .inode(Node.photo(seq: $0).inode) }
         }
-        if photosChanged { freeRemovedContent() }
+        if photosChanged {
+            desktopThumbnails?.catalogChanged()
+            freeRemovedContent()
+        }
         if photosChanged, let variants {
             // Variants the catalog dropped (their original or renditions changed) may render to other sizes.
             invalidations += variants.catalogChanged().map { .inode(Node.photo(seq: $0).inode) }
         }
         for (node, old) in before {
-            invalidations += PhotoFilesystem.differences(from: old, to: try? listing(of: node))
+            let new = try? listing(of: node)
+            invalidations += PhotoFilesystem.differences(from: old, to: new)
+            // Thumbnails follow: names gone lose theirs, a changed photo's are rewritten in the background.
+            updateDesktopThumbnails(from: old, to: new)
         }
         if !invalidations.isEmpty { invalidate?(invalidations) }
         return invalidations
@@ -257,6 +272,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private func freeRemovedContent() {
         guard let (ids, last) = try? catalog.removedPhotoIDs(after: removedLogPosition), !ids.isEmpty else { return }
         removedLogPosition = last
+        // Their thumbnails show what the mount no longer has (a replaced photo's are rewritten when its
+        // directory's listing is rebuilt or next asked for).
+        if let desktopThumbnails { desktopThumbnails.remove(uris: desktopThumbnails.recordedURIs(photoIDs: ids)) }
         let removals = Set(ids).map { id in
             OriginalCache.Removal(photoID: id, keeping: (try? catalog.photo(id: id)).flatMap { $0 }
                 .flatMap(contentSource).map(OriginalCache.key(for:)))
@@ -375,8 +393,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     /// opendir: the listing as it is now, kept for the handle's life so offsets stay valid; also remembered
     /// as the context for prefetching.
-    public func openDirectory(_ inode: UInt64) throws -> OpenDirectory {
-        OpenDirectory(listing: try listing(of: inode), parent: parent(of: inode))
+    /// `lister`: the process listing, when known (backup and search tools get no thumbnails written).
+    public func openDirectory(_ inode: UInt64, lister: OpenerIdentity? = nil) throws -> OpenDirectory {
+        let listing = try listing(of: inode)
+        if lister.map(UncountedOpeners.isBackupOrSearch) != true { writeDesktopThumbnails(for: listing) }
+        return OpenDirectory(listing: listing, parent: parent(of: inode))
     }
 
     /// readdir(plus): the entry at `offset` (0 is ".", 1 is "..", then the listing), or nil past the end.
@@ -429,7 +450,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         return listing
     }
 
-    private func listing(of node: Node) throws -> DirectoryListing {
+    func listing(of node: Node) throws -> DirectoryListing {
         let cache = node == .recent ? recentListing : listings
         return try cache.value(for: node) {
             let started = DispatchTime.now()
@@ -592,7 +613,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
         // A variant held in memory needs no cache file; an original (or a variant that is the original
         // unchanged) streams from the cache.
-        let content = variantBytes == nil ? try openOriginal(source, photo: photo, inode: inode) : nil
+        // A thumbnailer's download waits behind everyone's and counts against its process's limit.
+        let thumbnailer = opener.flatMap { UncountedOpeners.isThumbnailing($0) ? "process \($0.processID)" : nil }
+        let content = variantBytes == nil
+            ? try openOriginal(source, photo: photo, inode: inode, thumbnailer: thumbnailer) : nil
         // Which bytes this handle reads: the original's cache key (the handle has it), plus the variant's.
         let identity = (content?.key ?? OriginalCache.key(for: source)) + variantIdentity
         if let opener, options.uncountedOpeners.contains(opener) {
@@ -624,9 +648,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
         return openers.identity(of: tid, now: now) { OpenerIdentity(thread: $0) }
     }
 
-    private func openOriginal(_ source: ContentSource, photo: PhotoRecord, inode: UInt64) throws -> ContentHandle {
+    private func openOriginal(_ source: ContentSource, photo: PhotoRecord, inode: UInt64,
+                              thumbnailer: String?) throws -> ContentHandle {
         do {
-            return try cache.open(source)
+            return try cache.open(source, thumbnailer: thumbnailer)
         } catch let error as ContentError {
             logger.error("cannot open photo", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
                                                           "error": "\(error)"])
@@ -679,7 +704,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
         lock.unlock()
     }
 
-    private func contentSource(_ photo: PhotoRecord) -> ContentSource? {
+    private func contentSource(_ photo: PhotoRecord) -> ContentSource? { PhotoFilesystem.contentSource(photo) }
+
+    /// What the cache needs to fetch and check a photo's original; nil when the photo cannot be shown.
+    static func contentSource(_ photo: PhotoRecord) -> ContentSource? {
         guard photo.isAvailable, let size = photo.byteSize, let type = photo.contentType else { return nil }
         return ContentSource(photoID: photo.id, url: photo.originalURL, expectedSize: size, contentType: type,
                              etag: photo.etag)

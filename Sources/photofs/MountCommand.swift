@@ -34,7 +34,8 @@ struct MountCommand: ParsableCommand {
             Mount options (-o LIST, comma-separated, repeatable): every option of this command also works \
             as -o name=value (or -o name for a flag), spelt with `_` or `-`: cache_dir=DIR, size=square:256, \
             jpeg_quality=N, max_pixels=N, cache_size=2G, max_downloads=N, prefetch=N, connect_timeout=S, \
-            stall_timeout=S, backup_tools="rsync,tar" (double quotes keep the commas), log_level=L, \
+            stall_timeout=S, backup_tools="rsync,tar" (double quotes keep the commas), \
+            desktop_thumbnails=off, log_level=L, \
             allow_nonempty, foreground. A long option given on the command line wins over the same \
             option in -o; within -o the last one wins. \
             FUSE's options go to libfuse: allow_other, allow_root, auto_unmount, default_permissions, \
@@ -93,6 +94,10 @@ struct MountCommand: ParsableCommand {
                                valueName: "names"))
     var backupTools: String?
 
+    @Option(help: ArgumentHelp("on: before a folder's listing is answered, write freedesktop thumbnails (128 and 256 px, made from each photo's small rendition, never its original) of its photos into $XDG_CACHE_HOME/thumbnails, so file managers show them without downloading originals; off: don't (default: on). -o desktop_thumbnails=off.",
+                               valueName: "on|off"))
+    var desktopThumbnails: String?
+
     @Option(help: ArgumentHelp("What each file shows: original, N (long edge at most N px), or square:N (N×N PNG thumbnail) (default: original). -o size=...",
                                valueName: "size"))
     var size: String?
@@ -122,6 +127,7 @@ struct MountCommand: ParsableCommand {
         given[.maxDownloads] = maxDownloads
         given[.prefetch] = prefetch
         given[.backupTools] = backupTools
+        given[.desktopThumbnails] = desktopThumbnails
         given[.size] = size
         given[.jpegQuality] = jpegQuality
         given[.maxPixels] = maxPixels
@@ -165,6 +171,12 @@ struct MountCommand: ParsableCommand {
         options.renderOptions = settings.renderOptions
         options.prefetchCount = settings.prefetch
         if let tools = settings.backupTools { options.uncountedOpeners = UncountedOpeners(tools) }
+        if settings.desktopThumbnails {
+            options.desktopThumbnails = DesktopThumbnails.options(mountpoint: mountpoint)
+            if options.desktopThumbnails == nil {
+                logger.warning("no thumbnail cache (neither XDG_CACHE_HOME nor HOME is set): desktop thumbnails are off")
+            }
+        }
         let session: FuseSession
         let filesystem: PhotoFilesystem
         do {
@@ -183,6 +195,7 @@ struct MountCommand: ParsableCommand {
         filesystem.startWatchingCatalog()
         let status = session.run()
         filesystem.stopWatchingCatalog()
+        filesystem.desktopThumbnails?.stop()
         filesystem.cache.saveStatistics()
         if status != 0 { throw ExitCode(status) }
     }

@@ -24,7 +24,8 @@ struct Photofs: ParsableCommand {
             this against a built-in library. See docs/user-guide.md.
             """,
         subcommands: [ImportCommand.self, MountCommand.self, StatusCommand.self, LoginCommand.self, LogoutCommand.self,
-                      AccountsCommand.self, DemoCommand.self, CacheCommand.self, OriginCommand.self, RenderCommand.self]
+                      AccountsCommand.self, DemoCommand.self, CacheCommand.self, OriginCommand.self, RenderCommand.self,
+                      ThumbnailsCommand.self]
     )
 
     /// ArgumentParser's main, with secrets (`--api-key KEY`) overwritten in the process's argv before any

@@ -17,6 +17,7 @@ final class MountOptionsTests: XCTestCase {
         (.connectTimeout, "2.5", { $0.connectTimeout == 2.5 }),
         (.stallTimeout, "60", { $0.stallTimeout == 60 }),
         (.backupTools, "rsync,borg", { $0.backupTools == ["rsync", "borg"] }),
+        (.desktopThumbnails, "off", { !$0.desktopThumbnails }),
         (.logLevel, "DEBUG", { $0.logLevel == "debug" }),
         (.allowNonempty, "", { $0.allowNonempty }),
         (.foreground, "", { $0.foreground }),

@@ -58,6 +58,11 @@ final class MountHarness {
     let mountpoint: String
     let cacheDirectory: String
     let logPath: String
+    /// The mounting user's XDG cache for this test: desktop thumbnails go to `thumbnails/` inside it.
+    let xdgCacheHome: String
+    /// Whether mounts write desktop thumbnails (photofs's default); off unless a test is about them, so that
+    /// other tests' origin request counts see only what they are about.
+    var desktopThumbnails = false
     private(set) var daemon: Process?
 
     init(library originLibrary: OriginLibrary, apiKey: String = "test-key") throws {
@@ -69,6 +74,7 @@ final class MountHarness {
         mountpoint = root.appendingPathComponent("mnt").path
         cacheDirectory = root.appendingPathComponent("cache").path
         logPath = root.appendingPathComponent("daemon.log").path
+        xdgCacheHome = root.appendingPathComponent("xdg-cache").path
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: MountHarness.binary),
                       "build photofs first (make build): \(MountHarness.binary)")
     }
@@ -90,7 +96,8 @@ final class MountHarness {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: MountHarness.binary)
         process.arguments = ["mount", library, mountpoint, "--cache-dir", cacheDirectory, "--foreground",
-                             "--log-level", "debug"] + extra
+                             "--log-level", "debug"] + (desktopThumbnails ? [] : ["--desktop-thumbnails", "off"]) + extra
+        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": xdgCacheHome]) { $1 }
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = FileHandle(forWritingAtPath: logPath)!
         log.seekToEndOfFile()

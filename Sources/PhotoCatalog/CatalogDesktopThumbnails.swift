@@ -1,0 +1,83 @@
+// What desktop thumbnails need from the library: each photo's small thumbnail source (kept so a remount, or
+// a mount at another path, writes thumbnails without the network) and the file URIs thumbnails were written for.
+import Foundation
+import GRDB
+
+extension Catalog {
+    /// The `thumbnail` table's key for a photo's desktop thumbnail source: its pixels fitted inside 256 px
+    /// (the freedesktop "large" size), re-encoded. The table's triggers drop it when the original changes.
+    public static let desktopThumbnailSourceSpec = "desktop:256"
+
+    /// A photo's desktop thumbnail source, if one was kept.
+    public func desktopThumbnailSource(seq: Int64) throws -> Data? {
+        try thumbnail(seq: seq, spec: Catalog.desktopThumbnailSourceSpec)
+    }
+
+    /// Which of `seqs` have a desktop thumbnail source kept (one query for a whole listing).
+    public func seqsWithDesktopThumbnailSource(among seqs: [Int64]) throws -> Set<Int64> {
+        guard !seqs.isEmpty else { return [] }
+        return try read { db in
+            var found: Set<Int64> = []
+            // 500 per statement: far below SQLite's 32,766 host parameters, and a listing is rarely longer.
+            for start in stride(from: 0, to: seqs.count, by: 500) {
+                let chunk = Array(seqs[start..<min(seqs.count, start + 500)])
+                let marks = chunk.map { _ in "?" }.joined(separator: ",")
+                let values = try DatabaseValue.fetchAll(db, sql: """
+                    SELECT photo_seq FROM thumbnail WHERE spec = ? AND photo_seq IN (\(marks))
+                    """, arguments: StatementArguments([Catalog.desktopThumbnailSourceSpec] + chunk.map { $0 as DatabaseValueConvertible }))
+                for value in values { if case .int64(let seq) = value.storage { found.insert(seq) } }
+            }
+            return found
+        }
+    }
+
+    /// Keeps desktop thumbnail sources, each only if its photo still has the original it was made for
+    /// (`from`): an import may have replaced it meanwhile. Does not move the change counters (derived data).
+    public func saveDesktopThumbnailSources(_ sources: [(data: Data, from: PhotoRecord)]) throws {
+        guard !sources.isEmpty else { return }
+        try write { db in
+            for (data, photo) in sources {
+                guard try Bool.fetchOne(db, sql: """
+                    SELECT 1 FROM photo WHERE seq = ? AND original_url = ? AND byte_size IS ? AND content_type IS ?
+                                          AND etag IS ?
+                    """, arguments: [photo.seq, photo.originalURL, photo.byteSize, photo.contentType, photo.etag]) == true
+                else { continue }
+                try db.execute(sql: "INSERT OR REPLACE INTO thumbnail(photo_seq, spec, data) VALUES (?, ?, ?)",
+                               arguments: [photo.seq, Catalog.desktopThumbnailSourceSpec, data])
+            }
+        }
+    }
+
+    /// Remembers the file URIs thumbnails were written for, with their photo.
+    public func recordDesktopThumbnails(_ entries: [(uri: String, photoID: String)]) throws {
+        guard !entries.isEmpty else { return }
+        try write { db in
+            for (uri, photoID) in entries {
+                try db.execute(sql: "INSERT OR REPLACE INTO desktop_thumbnail(uri, photo_id) VALUES (?, ?)",
+                               arguments: [uri, photoID])
+            }
+        }
+    }
+
+    /// The URIs thumbnails were written for, for each of these photos.
+    public func desktopThumbnailURIs(photoIDs: [String]) throws -> [String: [String]] {
+        guard !photoIDs.isEmpty else { return [:] }
+        return try read { db in
+            var found: [String: [String]] = [:]
+            for id in Set(photoIDs) {
+                for row in try Row.fetchAll(db, sql: "SELECT uri FROM desktop_thumbnail WHERE photo_id = ?", arguments: [id]) {
+                    if let uri = ColumnReader(row, table: "desktop_thumbnail").lenientText(0) { found[id, default: []].append(uri) }
+                }
+            }
+            return found
+        }
+    }
+
+    /// Forgets URIs whose thumbnails were removed.
+    public func forgetDesktopThumbnails(uris: [String]) throws {
+        guard !uris.isEmpty else { return }
+        try write { db in
+            for uri in uris { try db.execute(sql: "DELETE FROM desktop_thumbnail WHERE uri = ?", arguments: [uri]) }
+        }
+    }
+}
