@@ -1,0 +1,231 @@
+// Issue 10, acceptance 1 with a real file manager: pcmanfm (libfm draws thumbnails in its own process) under
+// Xvfb, opened on a folder of 200 photos, shows photofs's thumbnails and neither opens nor downloads a photo.
+import FlickrOrigin
+import Foundation
+import XCTest
+
+final class FileManagerMountTests: XCTestCase {
+    var harness: MountHarness!
+    /// Xvfb and pcmanfm, stopped in tearDown (pcmanfm first: it holds the mounted folder open).
+    var display: Process?
+    var fileManager: Process?
+
+    override func tearDown() {
+        for process in [fileManager, display].compactMap({ $0 }) where process.isRunning {
+            process.terminate()
+            if !eventually(within: 5, { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
+        }
+        harness?.tearDown(failed: (testRun?.failureCount ?? 0) > 0)
+    }
+
+    /// The folder the test opens: /moments/2024, once every photo of the library is taken in 2024.
+    static let folder = "moments/2024"
+    static let photoCount = 200
+
+    /// 200 demo photos at full scale (each has Flickr's 320 px `n` rendition, as real ones do), all taken in
+    /// 2024 so that one folder holds them all; the first 24 carry the hostile titles the naming rules allow,
+    /// so pcmanfm's own URIs (g_filename_to_uri) must match photofs's for odd names too.
+    static func library() -> OriginLibrary {
+        var library = DemoLibrary.make(count: photoCount, scale: 1)
+        for index in library.photos.indices {
+            guard let taken = library.photos[index].dateTaken else { continue }
+            library.photos[index].dateTaken = "2024" + taken.dropFirst(4)
+        }
+        return library
+    }
+
+    func testPcmanfmShowsTwoHundredThumbnailsWithoutOpeningAPhoto() throws {
+        for tool in ["/usr/bin/Xvfb", "/usr/bin/pcmanfm", "/usr/bin/xdotool", "/usr/bin/import", "/usr/bin/gio"] {
+            guard FileManager.default.isExecutableFile(atPath: tool) else {
+                return XCTFail("\(tool) is needed (Debian: xvfb, pcmanfm, xdotool, imagemagick, libglib2.0-bin): make test installs them")
+            }
+        }
+        harness = try MountHarness(library: FileManagerMountTests.library())
+        harness.desktopThumbnails = true
+        let imported = harness.importLibrary()
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        // trace: the daemon logs every open of a photo with its opener ("open not counted as recent").
+        try harness.mount(extra: ["--log-level", "trace"])
+        harness.origin.resetCounters()
+
+        // Listing the folder writes its thumbnails (the listing waits a bounded time, the rest follow); the
+        // test waits until GLib finds all of them valid, so that pcmanfm's look below finds them ready.
+        let names = try FileManager.default.contentsOfDirectory(atPath: harness.path(FileManagerMountTests.folder)).sorted()
+        XCTAssertEqual(names.count, FileManagerMountTests.photoCount, "one folder holds every photo")
+        let paths = names.map { harness.path(FileManagerMountTests.folder + "/" + $0) }
+        var invalid = paths
+        XCTAssertTrue(eventually(within: 60) {
+            invalid = invalid.filter { !gioThumbnailIsValid($0) }
+            return invalid.isEmpty
+        }, "no valid thumbnail after 60 s for \(invalid.count) photos, e.g. \(invalid.prefix(3))")
+
+        // pcmanfm under Xvfb, with a home, configuration and thumbnail cache of its own.
+        let displayNumber = try startDisplay()
+        let environment = try fileManagerEnvironment(display: displayNumber)
+        fileManager = try start("/usr/bin/pcmanfm", [harness.path(FileManagerMountTests.folder)], environment: environment,
+                                log: "pcmanfm.log")
+        XCTAssertTrue(eventually(within: 30) {
+            !Shell.run("xdotool", ["search", "--onlyvisible", "--class", "pcmanfm"], environment: environment).text.isEmpty
+        }, "pcmanfm's window did not appear within 30 s on :\(displayNumber) (Xvfb running: \(display?.isRunning ?? false)): \(log("pcmanfm.log")) \(log("xvfb.log"))")
+
+        // It has looked once its window shows the photos (their blue skies: an icon-only folder has none) and
+        // no longer changes (libfm loads every item's thumbnail, visible or not, in one loader thread).
+        var previous = Data(), sky = 0
+        XCTAssertTrue(eventually(within: 60) {
+            let screen = screenshot(display: displayNumber)
+            defer { previous = screen }
+            sky = skyPixels(in: screen)
+            return screen == previous && sky >= 20_000
+        }, "pcmanfm's window never settled showing thumbnails: \(sky) sky pixels; \(log("pcmanfm.log"))")
+
+        // No photo was opened (opens are logged with their opener) or downloaded, and every thumbnail is
+        // still the one photofs wrote (libfm would have replaced one it found stale).
+        let opens = harness.daemonLog.split(separator: "\n").filter {
+            $0.contains("open not counted as recent") || $0.contains("op=open ") || $0.contains("[PhotoContent] downloaded")
+        }
+        XCTAssertEqual(opens.count, 0, "photos opened: \(opens.prefix(5))")
+        XCTAssertEqual(try originalRequests(), 0, "no original was downloaded")
+        invalid = paths.filter { !gioThumbnailIsValid($0) }
+        XCTAssertEqual(invalid, [], "thumbnails GLib no longer finds valid")
+        XCTAssertTrue(fileManager?.isRunning ?? false, "pcmanfm is still running: \(log("pcmanfm.log"))")
+
+        // /recent: pending opens are written at unmount, so the library says whether any counted.
+        fileManager?.terminate()
+        XCTAssertTrue(eventually(within: 10) { !(fileManager?.isRunning ?? false) })
+        XCTAssertEqual(harness.unmount(), 0)
+        XCTAssertEqual(try harness.catalog().recentPhotos(limit: 100).map(\.id), [], "/recent stays empty")
+    }
+
+    // MARK: Helpers
+
+    /// GLib's verdict on a file's thumbnail, with the mount's thumbnail cache (the one photofs writes to).
+    func gioThumbnailIsValid(_ path: String) -> Bool {
+        let result = Shell.run("gio", ["info", "-a", "thumbnail::is-valid", path],
+                               environment: ["XDG_CACHE_HOME": harness.xdgCacheHome, "HOME": harness.root.path])
+        return result.text.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == "thumbnail::is-valid: TRUE" }
+    }
+
+    /// GETs the origin answered for photos' originals (the catalog's original URLs).
+    func originalRequests() throws -> Int {
+        try harness.catalog().allPhotos().reduce(0) { count, photo in
+            count + harness.origin.requestCount(method: "GET", path: URL(string: photo.originalURL)?.path ?? "")
+        }
+    }
+
+    /// Starts Xvfb on a display number it picks itself (`-displayfd`: no clash with another X server) and
+    /// returns that number once the server accepts clients.
+    func startDisplay() throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        process.arguments = ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = try logHandle("xvfb.log")
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        display = process
+        // Xvfb writes the number and a newline to the descriptor once it listens.
+        guard let number = readLine(output.fileHandleForReading.fileDescriptor, within: 30), !number.isEmpty,
+              number.allSatisfy(\.isNumber) else {
+            throw HarnessError("Xvfb gave no display number within 30 s: \(log("xvfb.log"))")
+        }
+        // Anything the server (or the xkbcomp it runs) writes there later is read until it exits: a closed
+        // pipe would kill the writer with SIGPIPE.
+        DispatchQueue.global().async { _ = output.fileHandleForReading.readDataToEndOfFile() }
+        return number
+    }
+
+    /// HOME, XDG directories and libfm's configuration under the harness root: thumbnails on (libfm's
+    /// defaults, written out so a changed default cannot turn the test into one that cannot fail), 128 px
+    /// thumbnail view (what libfm shows by default: read from `thumbnails/normal`), no size limit, no cursor
+    /// blink (a still screen means pcmanfm has finished), no session bus (nothing outlives the test).
+    func fileManagerEnvironment(display: String) throws -> [String: String] {
+        let home = harness.root.appendingPathComponent("home")
+        let config = home.appendingPathComponent(".config")
+        let runtime = harness.root.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: config.appendingPathComponent("libfm"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: config.appendingPathComponent("pcmanfm/default"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try """
+            [config]
+            thumbnail_local=1
+            thumbnail_max=0
+
+            [ui]
+            show_thumbnail=1
+            thumbnail_size=128
+            """.write(to: config.appendingPathComponent("libfm/libfm.conf"), atomically: true, encoding: .utf8)
+        try """
+            [ui]
+            win_width=1024
+            win_height=720
+            view_mode=thumbnail
+            """.write(to: config.appendingPathComponent("pcmanfm/default/pcmanfm.conf"), atomically: true, encoding: .utf8)
+        try "gtk-cursor-blink = 0\n".write(to: home.appendingPathComponent(".gtkrc-2.0"), atomically: true, encoding: .utf8)
+        return [
+            "DISPLAY": ":" + display, "HOME": home.path, "XDG_CONFIG_HOME": config.path,
+            "XDG_CACHE_HOME": harness.xdgCacheHome, "XDG_DATA_HOME": home.appendingPathComponent(".local/share").path,
+            "XDG_RUNTIME_DIR": runtime.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=" + runtime.appendingPathComponent("no-bus").path,
+            "GIO_USE_VOLUME_MONITOR": "unix", "NO_AT_BRIDGE": "1",
+        ]
+    }
+
+    func start(_ program: String, _ arguments: [String], environment: [String: String], log name: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let handle = try logHandle(name)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// The whole X screen as 8-bit RGB (1280 × 800 × 3 bytes); empty if import failed.
+    func screenshot(display: String) -> Data {
+        Shell.run("import", ["-display", ":" + display, "-window", "root", "-depth", "8", "rgb:-"]).stdout
+    }
+
+    /// Pixels of the demo photos' skies (DemoLibrary.renderImage: blue 230 fading to 150 over green 120–220,
+    /// red at most 170), counted in the top of the sky only: pcmanfm's icons and a selection hold a few hundred.
+    func skyPixels(in rgb: Data) -> Int {
+        var count = 0
+        rgb.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset + 2 < bytes.count {
+                let (r, g, b) = (Int(bytes[offset]), Int(bytes[offset + 1]), Int(bytes[offset + 2]))
+                if b >= 190 && b - g >= 40 && b - r >= 60 { count += 1 }
+                offset += 3
+            }
+        }
+        return count
+    }
+
+    /// One line from a descriptor, waiting at most `timeout` (poll(2), so a silent Xvfb cannot hang the test).
+    func readLine(_ descriptor: Int32, within timeout: TimeInterval) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var bytes: [UInt8] = []
+        while bytes.last != UInt8(ascii: "\n") {
+            let milliseconds = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
+            var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard milliseconds > 0, poll(&request, 1, milliseconds) > 0 else { return nil }
+            var byte: UInt8 = 0
+            guard read(descriptor, &byte, 1) == 1 else { return nil }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func logHandle(_ name: String) throws -> FileHandle {
+        let path = harness.root.appendingPathComponent(name).path
+        FileManager.default.createFile(atPath: path, contents: nil)
+        guard let handle = FileHandle(forWritingAtPath: path) else { throw HarnessError("cannot write \(path)") }
+        return handle
+    }
+
+    func log(_ name: String) -> String {
+        String((try? String(contentsOfFile: harness.root.appendingPathComponent(name).path, encoding: .utf8))?.suffix(2000) ?? "")
+    }
+}
