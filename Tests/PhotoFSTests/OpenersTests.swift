@@ -14,6 +14,21 @@ final class OpenersTests: XCTestCase {
         XCTAssertFalse(openers.contains(OpenerIdentity(names: ["cat"])))
     }
 
+    func testThumbnailersAndBackupToolsAreToldApart() {
+        for name in ["pcmanfm", "nautilus", "tumblerd", "gdk-pixbuf-thum", "kioworker"] {
+            XCTAssertTrue(UncountedOpeners.isThumbnailing(OpenerIdentity(names: [name])), name)
+            XCTAssertFalse(UncountedOpeners.isBackupOrSearch(OpenerIdentity(names: [name])), name)
+        }
+        for name in ["rsync", "find", "tar", "updatedb", "baloo_file"] {
+            XCTAssertFalse(UncountedOpeners.isThumbnailing(OpenerIdentity(names: [name])), name)
+            XCTAssertTrue(UncountedOpeners.isBackupOrSearch(OpenerIdentity(names: [name])), name)
+        }
+        for name in ["ls", "eog", "gio", "cat"] {
+            XCTAssertFalse(UncountedOpeners.isThumbnailing(OpenerIdentity(names: [name])), name)
+            XCTAssertFalse(UncountedOpeners.isBackupOrSearch(OpenerIdentity(names: [name])), name)
+        }
+    }
+
     func testACommandNameCutTo15BytesMatchesTheLongName() {
         let openers = UncountedOpeners()
         XCTAssertTrue(openers.contains(OpenerIdentity(names: ["gdk-pixbuf-thum"])))
