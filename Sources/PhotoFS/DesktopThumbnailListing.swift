@@ -63,8 +63,9 @@ extension PhotoFilesystem {
         writer.remove(paths: old.entries.filter { !$0.node.isDirectory && !kept.contains($0.name) }
             .map { directory + "/" + $0.name })
         if let new {
+            // Only photos this mount made thumbnails for: the others get theirs when their folder is listed.
             let targets = desktopThumbnailTargets(in: new, mountpoint: writer.options.mountpoint)
-                .filter { !writer.isKnownCurrent($0) }
+                .filter { writer.hasWritten($0.seq) && !writer.isKnownCurrent($0) }
             if !targets.isEmpty { writer.prepare(targets, wait: .none) }
         }
     }

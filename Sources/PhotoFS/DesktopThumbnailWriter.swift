@@ -67,7 +67,11 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
     private let pool: PriorityWorkPool<Void>
     private let lock = NSCondition()
     /// Stamps written (or found valid) in this mount's life, by URI: a listing seen again checks nothing.
+    /// Emptied when it reaches `currentLimit` (the disk still says what is valid): 50,000 URIs is ~10 MB.
     private var current: [String: DesktopThumbnailStamp] = [:]
+    private let currentLimit = 50_000
+    /// Photos this mount wrote thumbnails for: a catalog change brings theirs up to date.
+    private var writtenSeqs: Set<Int64> = []
     /// Targets waiting for their photo's job, by photo seq.
     private var waiting: [Int64: [DesktopThumbnailTarget]] = [:]
     /// Photos whose thumbnails cannot be made (no source, undecodable): not retried until the catalog changes.
@@ -124,7 +128,8 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         for target in targets where !failed.contains(target.seq) {
             let missing = target.uris.filter { uri in current[uri] != target.stamp(uri: uri) }
             guard !missing.isEmpty else { continue }
-            if waiting[target.seq] == nil { queued.append(target.seq) }
+            // Submitted again even when queued: the pool moves a background job ahead for a waiting listing.
+            if !queued.contains(target.seq) { queued.append(target.seq) }
             waiting[target.seq, default: []].append(target)
         }
         lock.unlock()
@@ -159,6 +164,13 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         lock.unlock()
         guard backlog < 400 else { return .none }
         return .until(.now() + min(options.maxWait, options.waitPerPhoto * Double(count)))
+    }
+
+    /// Whether this mount wrote thumbnails for the photo.
+    public func hasWritten(_ seq: Int64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return writtenSeqs.contains(seq)
     }
 
     /// Whether a target needs writing as far as this mount knows (no disk access).
@@ -268,7 +280,9 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
                 }
             }
             lock.lock()
+            if current.count + written.count > currentLimit { current = [:] }
             for (uri, stamp) in written { current[uri] = stamp }
+            if !written.isEmpty { writtenSeqs.insert(seq) }
             // Targets added while these were written stay for the next turn.
             let remaining = (waiting[seq] ?? []).dropFirst(targets.count)
             waiting[seq] = remaining.isEmpty ? nil : Array(remaining)

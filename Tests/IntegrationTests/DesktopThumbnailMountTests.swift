@@ -167,6 +167,24 @@ final class DesktopThumbnailMountTests: XCTestCase {
         XCTAssertTrue(eventually(within: 10) { gioThumbnail(harness.path(newPath)).valid }, newPath)
     }
 
+    func testThumbnailsCommandWritesAWholeMountAheadOfTime() throws {
+        gioRequired()
+        harness = try MountHarness(library: DemoLibrary.make(count: 12, scale: 1))
+        harness.desktopThumbnails = true
+        XCTAssertEqual(harness.importLibrary().status, 0)
+        let run = harness.photofs(["thumbnails", harness.library, harness.mountpoint, "--cache-dir", harness.cacheDirectory],
+                                  environment: ["XDG_CACHE_HOME": harness.xdgCacheHome, "HOME": harness.root.path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.text.contains("thumbnails of 24 file(s) below \(harness.mountpoint)"), run.text)
+        try harness.mount()
+        harness.origin.resetCounters()
+        // No folder is listed (find(1) is a backup tool: its listings write nothing): every file already has one.
+        let files = harness.files()
+        XCTAssertEqual(files.count, 24, "12 photos in /moments and /regions")
+        for file in files { XCTAssertTrue(gioThumbnail(file).valid, file) }
+        XCTAssertEqual(harness.origin.requestCount(method: "GET"), 0)
+    }
+
     func testOffWritesNoThumbnails() throws {
         harness = try MountHarness(library: DemoLibrary.make(count: 6, scale: 1))
         harness.desktopThumbnails = true // photofs's default; the -o below turns it off
