@@ -4,8 +4,8 @@ PREFIX ?= /usr/local
 SBINDIR ?= /sbin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build and run-time needs: libfuse3 + fusermount3, SQLite, libcurl, libpng, libjpeg-turbo, pkg-config;
-# rsync, file and procps (ps) are used by the integration tests and the demo's hints.
-APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps
+# rsync, file, procps (ps) and attr (getfattr, setfattr) are used by the integration tests and the demo's hints.
+APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps attr
 BIN := .build/release/photofs
 
 .PHONY: all deps build test demo install uninstall bench clean

@@ -5,6 +5,16 @@ import Foundation
 import PhotoFS
 
 extension FuseSession {
+    /// Registering getxattr at all is what lets the kernel ask: without it libfuse answers ENOSYS, and the
+    /// kernel then answers every later attribute call of the mount itself (EOPNOTSUPP; ENODATA for ACLs), so
+    /// no attribute could ever be read. That was photofs before extended attributes.
+    ///
+    /// FUSE_CAP_POSIX_ACL is not asked for. Measured with `ls -l` of a 100-photo directory: with it, and
+    /// ENODATA ("no ACL") for `system.posix_acl_*`, the kernel fetches the ACL of every inode once to cache it
+    /// (103 getxattr reached the daemon on the first `ls -l`, then 1 a run) and `ls` makes 103 xattr calls a
+    /// run (ENODATA is not "unsupported" to it); with it and EOPNOTSUPP, nothing changes from without it.
+    /// Without it, 2 reach the daemon on every run, first or not, and `ls` makes 2. photofs has no ACLs to
+    /// report, and the capability would also have the kernel consult them on permission checks.
     static func installExtendedAttributes(_ ops: inout fuse_lowlevel_ops) {
         ops.getxattr = { req, ino, name, size in
             let fs = FuseSession.instance(req)

@@ -59,7 +59,7 @@ public struct RegionDetails: Equatable, Sendable {
 }
 
 extension Catalog {
-    /// The descriptive details of photo `seq`, in one read transaction (four indexed queries); nil when
+    /// The descriptive details of photo `seq`, in one read transaction (three small queries); nil when
     /// there is no such row. Does not check that the photo is listed: callers that need that ask `photo(seq:)`.
     public func photoDetails(seq: Int64) throws -> PhotoDetails? {
         try read { db in
