@@ -4,8 +4,9 @@ PREFIX ?= /usr/local
 SBINDIR ?= /sbin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build and run-time needs: libfuse3 + fusermount3, SQLite, libcurl, libpng, libjpeg-turbo, pkg-config;
-# rsync, file and procps (ps) are used by the integration tests and the demo's hints.
-APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps libglib2.0-bin
+# rsync, file, procps (ps), attr (getfattr, setfattr) and libglib2.0-bin (gio) are used by the integration
+# tests and the demo's hints.
+APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps attr libglib2.0-bin
 BIN := .build/release/photofs
 
 .PHONY: all deps build test demo install uninstall bench clean

@@ -70,6 +70,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     let recentListing = StampedCache<Node, DirectoryListing>()
     /// Photo rows by seq for getattr and open (nil: no such photo), dropped with the listings.
     let photoRows = StampedCache<Int64, PhotoRecord?>(limit: 4096)
+    /// Extended attributes by node, dropped with the listings (ExtendedAttributeReplies.swift).
+    let extendedAttributeLists = StampedCache<Node, ExtendedAttributeList>(limit: 4096)
     let recent: RecentOpens
     /// What the caches above were built from: the catalog's counters and the in-memory recents' counter.
     private var seenGeneration: (catalog: Catalog.Generation?, memory: Int)
@@ -239,6 +241,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
             if photosChanged {
                 before += listings.invalidate().map { ($0.key, $0.value) }
                 photoRows.invalidate()
+                extendedAttributeLists.invalidate()
                 logger.info("catalog changed; listings will be rebuilt", metadata: ["generation": "\(current.photos)"])
             }
         }
