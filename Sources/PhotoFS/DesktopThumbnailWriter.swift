@@ -334,7 +334,8 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
             bytes = try cache.fetchBytes(original)
             type = original.contentType
         case .rendition(let rendition):
-            let response = try http.get(rendition.url)
+            // 16 MB: a rendition chosen for a 256 px thumbnail is tens of KB; more is an origin gone wrong.
+            let response = try http.get(rendition.url, limit: 16 << 20)
             guard response.status == 200 else {
                 throw ContentError(kind: .httpStatus(response.status), photoID: photo.id, url: rendition.url)
             }
