@@ -86,7 +86,7 @@ extension PhotoFilesystem {
         var done = 0
         progress(0, total)
         for targets in all where !targets.isEmpty {
-            // 50 at a time: the writer's 4 jobs stay busy and the bar moves.
+            // 50 at a time: the writer's 8 jobs stay busy and the bar moves.
             for start in stride(from: 0, to: targets.count, by: 50) {
                 let batch = Array(targets[start..<min(targets.count, start + 50)])
                 writer.prepare(batch, wait: .all)
