@@ -94,8 +94,9 @@ extension Catalog {
         }
     }
 
-    /// A region's name and the names of its places that hold at least one listed photo; nil when there is no
-    /// such region.
+    /// A region's name and the names of its places that hold at least one listed public photo; nil when there
+    /// is no such region. Public only: a region with any public photo is 0555, so with `allow_other` every
+    /// user may read this, and the places of private, friends' or family photos are theirs to see alone.
     public func regionDetails(id: Int64) throws -> RegionDetails? {
         try read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT name FROM region WHERE id = ?", arguments: [id]) else {
@@ -106,7 +107,7 @@ extension Catalog {
             // index on place_id, so asking per place would scan the region once for every place.
             let places = try Row.fetchAll(db, sql: """
                 SELECT DISTINCT pl.name FROM photo p JOIN place pl ON pl.place_id = p.place_id
-                WHERE p.region_id = ? AND \(CatalogLimits.usablePhotoSQL("p"))
+                WHERE p.region_id = ? AND \(CatalogLimits.usablePhotoSQL("p")) AND \(CatalogLimits.isPublicSQL("p"))
                 ORDER BY pl.name
                 """, arguments: [id]).compactMap { ColumnReader($0, table: "place").lenientText(0) }
             return RegionDetails(id: id, name: name, placeNames: places.filter { !$0.isEmpty })

@@ -273,11 +273,14 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Frees the cached bytes of photos an import deleted or replaced since the last check: a deleted photo's
     /// bytes, and a replaced one's old version, are never served again. Called under `changeCheck`.
     private func freeRemovedContent() {
-        guard let (ids, last) = try? catalog.removedPhotoIDs(after: removedLogPosition), !ids.isEmpty else { return }
+        let previous = removedLogPosition
+        let found = try? catalog.removedPhotoIDs(after: previous)
+        // Desktop thumbnails that show what the library no longer has go too (a replaced photo's are
+        // rewritten when its directory's listing is rebuilt or next asked for); at the first check, also
+        // those of photos deleted longer ago than the log keeps.
+        if previous == 0 || !(found?.ids.isEmpty ?? true) { desktopThumbnails?.removeOutdated(removedAfter: previous) }
+        guard let (ids, last) = found, !ids.isEmpty else { return }
         removedLogPosition = last
-        // Their thumbnails show what the mount no longer has (a replaced photo's are rewritten when its
-        // directory's listing is rebuilt or next asked for).
-        if let desktopThumbnails { desktopThumbnails.remove(uris: desktopThumbnails.recordedURIs(photoIDs: ids)) }
         let removals = Set(ids).map { id in
             OriginalCache.Removal(photoID: id, keeping: (try? catalog.photo(id: id)).flatMap { $0 }
                 .flatMap(contentSource).map(OriginalCache.key(for:)))
@@ -399,7 +402,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// `lister`: the process listing, when known (backup and search tools get no thumbnails written).
     public func openDirectory(_ inode: UInt64, lister: OpenerIdentity? = nil) throws -> OpenDirectory {
         let listing = try listing(of: inode)
-        if lister.map(UncountedOpeners.isBackupOrSearch) != true { writeDesktopThumbnails(for: listing) }
+        if lister.map(UncountedOpeners.isBackupOrSearch) != true { writeDesktopThumbnails(for: listing, lister: lister) }
         return OpenDirectory(listing: listing, parent: parent(of: inode))
     }
 

@@ -43,11 +43,15 @@ final class DesktopThumbnailWriterTests: XCTestCase {
         try? FileManager.default.removeItem(at: root)
     }
 
-    func filesystem(mountpoint: String) -> PhotoFilesystem {
+    func filesystem(mountpoint: String, waitPerPhoto: TimeInterval? = nil) -> PhotoFilesystem {
         var options = FilesystemOptions()
         options.prefetchCount = 0
         options.desktopThumbnails = DesktopThumbnailOptions(
             store: DesktopThumbnailStore(root: root.appendingPathComponent("thumbnails")), mountpoint: mountpoint)
+        if let waitPerPhoto {
+            options.desktopThumbnails?.waitPerPhoto = waitPerPhoto
+            options.desktopThumbnails?.maxWait = 60
+        }
         return PhotoFilesystem(catalog: catalog, cache: cache, options: options, logger: logger)
     }
 
@@ -92,6 +96,17 @@ final class DesktopThumbnailWriterTests: XCTestCase {
             XCTAssertTrue(eventually { store.isCurrent(stamp, size: .large) }, stamp.uri)
         }
         second.desktopThumbnails?.stop()
+    }
+
+    func testTheListingRepliesOnlyOnceItsThumbnailsAreWrittenWhenTheWaitAllowsIt() throws {
+        // A wait far longer than the work: openDirectory must return with every thumbnail already valid.
+        let fs = filesystem(mountpoint: "/mnt/p", waitPerPhoto: 10)
+        let store = try XCTUnwrap(fs.desktopThumbnails?.options.store)
+        _ = try fs.openDirectory(Node.year(2020).inode)
+        for stamp in try stamps(fs, mountpoint: "/mnt/p") {
+            XCTAssertTrue(store.isCurrent(stamp, size: .normal) && store.isCurrent(stamp, size: .large), stamp.uri)
+        }
+        fs.desktopThumbnails?.stop()
     }
 
     func testABackupToolsListingGetsNoThumbnailsAndRemovedPathsLoseTheirs() throws {
