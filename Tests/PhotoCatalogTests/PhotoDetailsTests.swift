@@ -80,6 +80,16 @@ final class PhotoDetailsTests: XCTestCase {
         XCTAssertNil(try catalog.regionDetails(id: 9999))
     }
 
+    func testARegionNamesOnlyThePlacesOfItsPublicPhotos() throws {
+        var secret = importedPhoto("5", place: "home")
+        secret.photo.visibility = .privateOnly
+        _ = try catalog.applyImport(places: [PlaceResolution(placeID: "home", placeName: "Grandmother's street",
+                                                             regionName: "California")], photos: [secret])
+        let california = try XCTUnwrap(try catalog.regions().first { $0.name == "California" })
+        XCTAssertEqual(try catalog.regionDetails(id: california.id)?.placeNames, ["Los Angeles", "San Francisco"],
+                       "a private photo's place is not named to everyone who may read the region")
+    }
+
     func testAnAlbumsDescription() throws {
         let albums = try catalog.albums()
         XCTAssertEqual(try catalog.albumDescription(id: try XCTUnwrap(albums.first { $0.title == "First" }).id),
