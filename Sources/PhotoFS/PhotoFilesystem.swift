@@ -619,8 +619,14 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
         // A variant held in memory needs no cache file; an original (or a variant that is the original
         // unchanged) streams from the cache.
-        // A thumbnailer's download waits behind everyone's and counts against its process's limit.
-        let thumbnailer = opener.flatMap { UncountedOpeners.isThumbnailing($0) ? "process \($0.processID)" : nil }
+        // A thumbnailer's download waits behind everyone's and counts against its process's limit; so does a
+        // file manager's, unless the photo has the thumbnail this mount wrote (then it is a copy, not a
+        // thumbnail being drawn).
+        let thumbnailer = opener.flatMap { opener -> String? in
+            let drawing = UncountedOpeners.isThumbnailer(opener)
+                || (UncountedOpeners.isFileManager(opener) && desktopThumbnails?.hasWritten(seq) != true)
+            return drawing ? "process \(opener.processID)" : nil
+        }
         let content = variantBytes == nil
             ? try openOriginal(source, photo: photo, inode: inode, thumbnailer: thumbnailer) : nil
         // Which bytes this handle reads: the original's cache key (the handle has it), plus the variant's.

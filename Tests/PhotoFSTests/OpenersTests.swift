@@ -23,6 +23,11 @@ final class OpenersTests: XCTestCase {
             XCTAssertFalse(UncountedOpeners.isThumbnailing(OpenerIdentity(names: [name])), name)
             XCTAssertTrue(UncountedOpeners.isBackupOrSearch(OpenerIdentity(names: [name])), name)
         }
+        XCTAssertTrue(UncountedOpeners.isThumbnailer(OpenerIdentity(names: ["tumblerd"])))
+        XCTAssertFalse(UncountedOpeners.isThumbnailer(OpenerIdentity(names: ["pcmanfm"])), "a file manager also copies")
+        XCTAssertTrue(UncountedOpeners.isFileManager(OpenerIdentity(names: ["pcmanfm"])))
+        XCTAssertTrue(UncountedOpeners.isFileManager(OpenerIdentity(names: ["kioworker"])), "KIO's workers draw and copy")
+        XCTAssertFalse(UncountedOpeners.isThumbnailer(OpenerIdentity(names: ["kioworker"])))
         for name in ["ls", "eog", "gio", "cat"] {
             XCTAssertFalse(UncountedOpeners.isThumbnailing(OpenerIdentity(names: [name])), name)
             XCTAssertFalse(UncountedOpeners.isBackupOrSearch(OpenerIdentity(names: [name])), name)
