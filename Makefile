@@ -4,9 +4,9 @@ PREFIX ?= /usr/local
 SBINDIR ?= /sbin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build and run-time needs: libfuse3 + fusermount3, SQLite, libcurl, libpng, libjpeg-turbo, pkg-config;
-# rsync, file and procps (ps) are used by the integration tests and the demo's hints; gio (libglib2.0-bin),
-# and pcmanfm under Xvfb with xdotool and ImageMagick's import, by the desktop thumbnail tests.
-APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps libglib2.0-bin xvfb pcmanfm xdotool imagemagick
+# rsync, file, procps (ps), attr (getfattr, setfattr) and libglib2.0-bin (gio) are used by the integration
+# tests and the demo's hints; xvfb, pcmanfm, xdotool and imagemagick (import) by the file manager test.
+APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps attr libglib2.0-bin xvfb pcmanfm xdotool imagemagick
 BIN := .build/release/photofs
 
 .PHONY: all deps build test demo install uninstall bench clean
@@ -35,14 +35,16 @@ install: build
 	$(SUDO) install -m 0755 mount-scripts/mount.photofs $(SBINDIR)/mount.fuse.photofs
 	$(SUDO) install -m 0644 mount-scripts/photofs@.service /etc/systemd/system/photofs@.service
 
-# Installs nginx-light, rclone, curl, libvips-tools, ImageMagick and Debian's wallpaper photographs, then
-# measures photofs against them: fetching and listing (docs/benchmarks.md), resizing (docs/benchmarks-resize.md).
+# Installs nginx-light, rclone, curl, libvips-tools, ImageMagick, Xvfb, pcmanfm and Debian's wallpaper
+# photographs, then measures photofs against them: fetching and listing (docs/benchmarks.md), resizing
+# (docs/benchmarks-resize.md), a file manager's look at a 200-photo folder (docs/benchmarks.md, "Desktop thumbnails").
 bench: deps build
 	bash bench/run.sh
 	bash bench/resize.sh
+	bash bench/thumbnails.sh
 
 uninstall:
 	$(SUDO) rm -f $(PREFIX)/bin/photofs $(SBINDIR)/mount.fuse.photofs /etc/systemd/system/photofs@.service
 
 clean:
-	rm -rf .build demo mnt thumbs backup bench-work bench-work-resize
+	rm -rf .build demo mnt thumbs backup bench-work bench-work-resize bench-work-thumbnails bench-work-screenshot

@@ -77,21 +77,14 @@ public enum DemoLibrary {
                 ? try? VariantRenderer.render(image.data, contentType: image.contentType, spec: .fit(640),
                                               outputType: "image/jpeg")
                 : nil
-            // Flickr's "n" (320 px long edge), which file managers' thumbnails are made from; Flickr offers
-            // it for photos at least that large.
-            let small = max(width, height) >= 320
-                ? try? VariantRenderer.render(image.data, contentType: image.contentType, spec: .fit(320),
-                                              outputType: "image/jpeg")
-                : nil
+            let small = smallRendition(of: image)
             lock.lock()
             images[index] = image; thumbnails[index] = thumbnail
             if let medium {
                 mediums[index] = OriginImage(data: medium.data, contentType: "image/jpeg", width: medium.width,
                                              height: medium.height)
             }
-            if let small {
-                smalls[index] = OriginImage(data: small.data, contentType: "image/jpeg", width: small.width, height: small.height)
-            }
+            if let small { smalls[index] = small }
             lock.unlock()
         }
         var photos: [OriginPhoto] = []
@@ -125,6 +118,15 @@ public enum DemoLibrary {
         return OriginLibrary(photos: photos, places: places)
     }
 
+    /// Flickr's "n" rendition (320 px long edge, JPEG), which desktop thumbnails are made from; Flickr offers
+    /// it for photos at least that large.
+    public static func smallRendition(of image: OriginImage) -> OriginImage? {
+        guard max(image.width, image.height) >= 320,
+              let small = try? VariantRenderer.render(image.data, contentType: image.contentType, spec: .fit(320),
+                                                      outputType: "image/jpeg") else { return nil }
+        return OriginImage(data: small.data, contentType: "image/jpeg", width: small.width, height: small.height)
+    }
+
     /// The member the demo signs in as: the owner of every 12th demo photo.
     public static let account = OriginAccount(nsid: "10000001@N01", username: "ansel", fullname: "Ansel Adams")
 
@@ -156,6 +158,7 @@ public enum DemoLibrary {
                 dateUpload: 1_710_000_000 + Int64(index) * 86_400, placeID: places[index % places.count].placeID,
                 hasOriginal: extra.4 == "photo", image: renderImage(width: width, height: height, png: false, seed: imageSeed),
                 thumbnail: renderImage(width: side, height: side, png: false, seed: imageSeed))
+            if let small = smallRendition(of: photo.image) { photo.renditions["n"] = small }
             photo.isPublic = extra.1; photo.isFriend = extra.2; photo.isFamily = extra.3
             photo.media = extra.4
             photo.tags = extra.4 == "video" ? ["video"] : ["family"]

@@ -355,7 +355,8 @@ extension FlickrOriginServer {
     public func setTitle(photoID: String, _ title: String) -> Bool { editPhoto(photoID) { $0.title = title } }
 
     /// New bytes under new URLs, as Flickr's "replace photo" does: a new secret and original secret (derived
-    /// from the bytes, so a replacement is deterministic), sizes made again (the old ones are gone).
+    /// from the bytes, so a replacement is deterministic), sizes made again (the old ones are gone; the
+    /// 320 px "n" is made anew from the new bytes).
     @discardableResult
     public func replacePhoto(photoID: String, with image: OriginImage, thumbnail: OriginImage? = nil) -> Bool {
         editPhoto(photoID) { photo in
@@ -365,6 +366,7 @@ extension FlickrOriginServer {
             photo.image = image
             photo.thumbnail = thumbnail
             photo.renditions = [:]
+            if let small = DemoLibrary.smallRendition(of: image) { photo.renditions["n"] = small }
         }
     }
 

@@ -13,6 +13,10 @@ extension FilesystemError.Code {
         case .ioFailure: return EIO
         case .noSpace: return ENOSPC
         case .badHandle: return EBADF
+        case .noAttribute: return ENODATA
+        case .bufferTooSmall: return ERANGE
+        // Never ENOSYS: libfuse's ENOSYS makes the kernel stop asking for every attribute of the mount.
+        case .notSupported: return EOPNOTSUPP
         }
     }
 }

@@ -250,6 +250,7 @@ public final class FuseSession: @unchecked Sendable {
             fuse_reply_err(req, 0)
         }
         ops.flush = { req, _, _ in fuse_reply_err(req, 0) }
+        installExtendedAttributes(&ops)
         ops.opendir = { req, ino, fi in
             let fs = FuseSession.instance(req)
             guard let fi else { fuse_reply_err(req, EINVAL); return }

@@ -48,14 +48,32 @@ extension Catalog {
         }
     }
 
-    /// Remembers the file URIs thumbnails were written for, with their photo.
+    /// Remembers the file URIs thumbnails were written for, with their photo and when.
     public func recordDesktopThumbnails(_ entries: [(uri: String, photoID: String)]) throws {
         guard !entries.isEmpty else { return }
         try write { db in
             for (uri, photoID) in entries {
-                try db.execute(sql: "INSERT OR REPLACE INTO desktop_thumbnail(uri, photo_id) VALUES (?, ?)",
-                               arguments: [uri, photoID])
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO desktop_thumbnail(uri, photo_id, written_at)
+                    VALUES (?, ?, CAST(strftime('%s', 'now') AS INTEGER))
+                    """, arguments: [uri, photoID])
             }
+        }
+    }
+
+    /// URIs whose thumbnails show what the library no longer has: those of photos removed or replaced after
+    /// removal-log position `after`, written before that (a replaced photo's thumbnails written since show
+    /// the new version and stay; written in the same second, they go, and come back at the next listing),
+    /// and those of photos no longer in the library at all (the log keeps a week; the record keeps more).
+    public func outdatedDesktopThumbnailURIs(removedAfter position: Int64) throws -> [String] {
+        try read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT d.uri FROM desktop_thumbnail d JOIN removed_photo r ON r.photo_id = d.photo_id
+                WHERE r.seq > ? AND d.written_at <= r.removed_at
+                UNION
+                SELECT uri FROM desktop_thumbnail WHERE photo_id NOT IN (SELECT id FROM photo)
+                """, arguments: [position])
+            return rows.compactMap { ColumnReader($0, table: "desktop_thumbnail").lenientText(0) }
         }
     }
 

@@ -193,7 +193,8 @@ enum Schema {
             try db.execute(sql: """
                 CREATE TABLE desktop_thumbnail (
                     uri TEXT PRIMARY KEY,
-                    photo_id TEXT NOT NULL
+                    photo_id TEXT NOT NULL,
+                    written_at INTEGER NOT NULL
                 ) WITHOUT ROWID;
                 CREATE INDEX desktop_thumbnail_by_photo ON desktop_thumbnail(photo_id);
                 PRAGMA user_version = 4;

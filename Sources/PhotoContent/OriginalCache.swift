@@ -336,14 +336,14 @@ public final class OriginalCache: @unchecked Sendable {
     }
 
     /// A photo's whole bytes: from the cache, or downloaded (and cached if the cache can take them).
-    public func fetchBytes(_ source: ContentSource) throws -> Data {
+    public func fetchBytes(_ source: ContentSource, priority: DownloadPriority = .user) throws -> Data {
         if let file = openCachedFile(source), source.expectedSize <= Download.memoryLimit,
            let data = CacheDirectory.readAll(fd: file.fd, count: Int(source.expectedSize)) {
             noteUse(OriginalCache.key(for: source))
             return data
         }
         let key = OriginalCache.key(for: source)
-        return try (heldUncached(key) ?? startDownload(source, key: key, priority: .user)).allBytes()
+        return try (heldUncached(key) ?? startDownload(source, key: key, priority: priority)).allBytes()
     }
 
     /// Keeps bytes made here (a rendered variant) under `key` (a name `key(for:)` makes), written to a

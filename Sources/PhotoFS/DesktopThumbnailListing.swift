@@ -24,49 +24,66 @@ extension PhotoFilesystem {
         }
     }
 
-    /// The files of a listing that get thumbnails, with what a valid thumbnail must say of each.
-    func desktopThumbnailTargets(in listing: DirectoryListing, mountpoint: String) -> [DesktopThumbnailTarget] {
-        guard let path = directoryPath(of: listing.attributes.node) else { return [] }
-        let directory = path.isEmpty ? mountpoint : mountpoint + "/" + path
-        return listing.entries.compactMap { entry -> DesktopThumbnailTarget? in
+    /// The files of a listing that get thumbnails, with what a valid thumbnail must say of each; `directory`
+    /// is the listing's absolute path.
+    func desktopThumbnailTargets(in listing: DirectoryListing, directory: String,
+                                 mayFetchOriginal: Bool = false) -> [DesktopThumbnailTarget] {
+        listing.entries.compactMap { entry -> DesktopThumbnailTarget? in
             guard case .photo(let seq) = entry.node else { return nil }
             // A sized mount's file is the variant: its size once rendered, else no Thumb::Size (optional in
             // the standard; GLib then checks the mtime only).
             let size = variants.map { $0.knownSize(of: seq) } ?? entry.attributes.size
             return DesktopThumbnailTarget(path: directory + "/" + entry.name, seq: seq, mtime: entry.attributes.mtime,
-                                          size: size, mimeType: DesktopThumbnailListing.mimeType(of: entry.name))
+                                          size: size, mimeType: DesktopThumbnailListing.mimeType(of: entry.name),
+                                          mayFetchOriginal: mayFetchOriginal)
         }
     }
 
+    /// A directory's absolute path below the writer's mount point.
+    func absoluteDirectoryPath(of node: Node, writer: DesktopThumbnailWriter) -> String? {
+        directoryPath(of: node).map { $0.isEmpty ? writer.options.mountpoint : writer.options.mountpoint + "/" + $0 }
+    }
+
     /// Before a listing's reply: writes its photos' thumbnails, waiting a bounded time for those not written
-    /// yet (`DesktopThumbnailOptions.waitPerPhoto`); the rest are written as their sources arrive.
-    func writeDesktopThumbnails(for listing: DirectoryListing) {
-        guard let writer = desktopThumbnails else { return }
-        let targets = desktopThumbnailTargets(in: listing, mountpoint: writer.options.mountpoint)
+    /// yet (`DesktopThumbnailOptions.waitPerPhoto`); the rest are written as their sources arrive. A file
+    /// manager's listing may download an original the photo has no smaller rendition for (it would read the
+    /// original anyway to draw its thumbnail); anyone else's may not.
+    func writeDesktopThumbnails(for listing: DirectoryListing, lister: OpenerIdentity?) {
+        guard let writer = desktopThumbnails,
+              let directory = absoluteDirectoryPath(of: listing.attributes.node, writer: writer) else { return }
+        writer.remember(directory: listing.attributes.node, path: directory)
+        let mayFetchOriginal = lister.map(UncountedOpeners.isThumbnailing) ?? false
+        let targets = desktopThumbnailTargets(in: listing, directory: directory, mayFetchOriginal: mayFetchOriginal)
             .filter { !writer.isKnownCurrent($0) }
         guard !targets.isEmpty else { return }
         let started = DispatchTime.now()
         let left = writer.prepare(targets, wait: writer.listingWait(forMissing: targets.count))
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        writer.waited(seconds)
         logger.debug("desktop thumbnails before listing", metadata: [
             "inode": "\(listing.attributes.inode)", "op": "opendir", "photos": "\(targets.count)", "pending": "\(left)",
-            "ms": "\(Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6)",
+            "ms": "\(seconds * 1000)",
         ])
     }
 
-    /// After the catalog changed a listing the kernel had: names it no longer has lose their thumbnails, and
-    /// its photos' thumbnails are brought up to date in the background (a replaced photo's new ones, a
-    /// renamed photo's under its new name), so a file manager showing the folder finds them.
+    /// After the catalog changed a listing the kernel had: names it no longer has (or that now name another
+    /// photo, or all of them when the directory itself was renamed or is gone) lose their thumbnails, and
+    /// the photos this mount made thumbnails for get theirs brought up to date in the background (a replaced
+    /// photo's new ones, a renamed photo's under its new name), so a file manager showing the folder finds them.
     func updateDesktopThumbnails(from old: DirectoryListing, to new: DirectoryListing?) {
-        guard let writer = desktopThumbnails, let path = directoryPath(of: old.attributes.node) else { return }
-        let directory = path.isEmpty ? writer.options.mountpoint : writer.options.mountpoint + "/" + path
-        let kept = Set(new?.entries.map(\.name) ?? [])
-        writer.remove(paths: old.entries.filter { !$0.node.isDirectory && !kept.contains($0.name) }
-            .map { directory + "/" + $0.name })
-        if let new {
-            let targets = desktopThumbnailTargets(in: new, mountpoint: writer.options.mountpoint)
-                .filter { !writer.isKnownCurrent($0) }
-            if !targets.isEmpty { writer.prepare(targets, wait: .none) }
-        }
+        let node = old.attributes.node
+        guard let writer = desktopThumbnails, let oldDirectory = writer.rememberedPath(of: node) else { return }
+        let newDirectory = new == nil ? nil : absoluteDirectoryPath(of: node, writer: writer)
+        let kept = newDirectory == oldDirectory
+            ? Set((new?.entries ?? []).map { "\($0.node.inode)/\($0.name)" }) : []
+        writer.remove(paths: old.entries.filter { !$0.node.isDirectory && !kept.contains("\($0.node.inode)/\($0.name)") }
+            .map { oldDirectory + "/" + $0.name })
+        guard let new, let newDirectory else { return }
+        writer.remember(directory: node, path: newDirectory)
+        // Only photos this mount made thumbnails for: the others get theirs when their folder is listed.
+        let targets = desktopThumbnailTargets(in: new, directory: newDirectory)
+            .filter { writer.hasWritten($0.seq) && !writer.isKnownCurrent($0) }
+        if !targets.isEmpty { writer.prepare(targets, wait: .none) }
     }
 
     /// Writes thumbnails for every photo of the mount, directory by directory (`photofs thumbnails`);
@@ -80,12 +97,16 @@ extension PhotoFilesystem {
             listings.append(listing)
             directories += listing.entries.map(\.node).filter(\.isDirectory)
         }
-        let all = listings.map { desktopThumbnailTargets(in: $0, mountpoint: writer.options.mountpoint) }
+        let all = listings.map { listing in
+            absoluteDirectoryPath(of: listing.attributes.node, writer: writer).map {
+                desktopThumbnailTargets(in: listing, directory: $0, mayFetchOriginal: true)
+            } ?? []
+        }
         let total = all.reduce(0) { $0 + $1.count }
         var done = 0
         progress(0, total)
         for targets in all where !targets.isEmpty {
-            // 50 at a time: the writer's 4 jobs stay busy and the bar moves.
+            // 50 at a time: the writer's 8 jobs stay busy and the bar moves.
             for start in stride(from: 0, to: targets.count, by: 50) {
                 let batch = Array(targets[start..<min(targets.count, start + 50)])
                 writer.prepare(batch, wait: .all)

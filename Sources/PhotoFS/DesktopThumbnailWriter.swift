@@ -15,15 +15,23 @@ public struct DesktopThumbnailOptions: Sendable {
     /// need the next Flickr rendition (`z`, 640 px, ~4× the bytes of `n`) for HiDPI screens only.
     public var sizes: [DesktopThumbnailSize] = [.normal, .large]
     /// How long a listing may wait for its photos' thumbnails, per photo still missing one, and at most.
-    /// Measured on this 2-core machine against the loopback origin: a photo whose source is kept costs ~4 ms
-    /// (decode 256 px, 2 PNGs, 2 renames), one fetched first ~6 ms, 4 at a time; 200 photos took 0.3–0.5 s.
-    /// 5 ms per photo lets a first listing of a folder finish its thumbnails before the reply (a file manager
-    /// looks right after), and a warm one costs nothing; 2 s caps what a huge cold folder can hold `ls` up.
+    /// Measured with the release build on this 2-core machine, loopback origin, folders of 33–34 photos:
+    /// 3.7 ms a photo when its 320 px rendition is fetched first (121–133 ms a folder), 2.1 ms when its source
+    /// is kept in the library (53–85 ms), nothing once written. 5 ms a photo covers both with room for a
+    /// loaded machine, so a first listing finishes its thumbnails before the reply (a file manager looks
+    /// right after); 2 s caps what a huge folder can hold `ls` up. Over a WAN, where a fetched source may cost
+    /// more (see `parallelJobs`), those left are written as they arrive.
     public var waitPerPhoto: TimeInterval = 0.005
     public var maxWait: TimeInterval = 2
-    /// Photos fetched and rendered at once: the sources are ~15–30 KB each, so the origin sees 4 keep-alive
-    /// connections at most, and the 2 cores stay busy while one waits for the network.
-    public var parallelJobs = 4
+    /// Listings wait out of a budget of `maxWait` seconds that refills at `waitRefillPerSecond`: a file
+    /// manager opening a folder gets its whole wait, an `ls -R` of 100,000 photos waits at its first
+    /// folders and then goes on at full speed while the rest are written behind it.
+    public var waitRefillPerSecond: TimeInterval = 0.25
+    /// Photos fetched and rendered at once. Rendering is ~2 ms of CPU a photo (measured), a fetch over a WAN
+    /// some 40 ms of waiting (not measured yet: the WAN profile is issue 11's): 8 keep the 2 cores busy while
+    /// 8 fetches are in flight (an estimated ~5 ms a photo, ~10 at 4), and the origin sees 8 keep-alive
+    /// connections for sources of ~30 KB, half what downloads may use.
+    public var parallelJobs = 8
 
     public init(store: DesktopThumbnailStore, mountpoint: String) {
         self.store = store
@@ -39,8 +47,12 @@ public struct DesktopThumbnailTarget: Sendable, Equatable {
     /// The size `stat` shows (nil when not known yet: a sized mount's variant not rendered yet).
     public var size: Int64?
     public var mimeType: String?
-    public init(path: String, seq: Int64, mtime: Int64, size: Int64?, mimeType: String?) {
+    /// Whether the original may be downloaded when the photo has no smaller rendition: for file managers'
+    /// listings and `photofs thumbnails` (they would read it anyway), not for `ls` or `du`.
+    public var mayFetchOriginal: Bool
+    public init(path: String, seq: Int64, mtime: Int64, size: Int64?, mimeType: String?, mayFetchOriginal: Bool = false) {
         self.path = path; self.seq = seq; self.mtime = mtime; self.size = size; self.mimeType = mimeType
+        self.mayFetchOriginal = mayFetchOriginal
     }
 
     /// Every URI file managers name this file by: GLib's, and KDE's on Qt 6 and Qt 5 (one when they agree,
@@ -64,16 +76,35 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
     private let cache: OriginalCache
     private let http: HTTPClient
     private let logger: Logger
-    private let pool: PriorityWorkPool<Void>
     private let lock = NSCondition()
-    /// Stamps written (or found valid) in this mount's life, by URI: a listing seen again checks nothing.
+    /// Stamps written (or found valid) in this mount's life, by URI: a listing seen again checks one `stat`.
+    /// Emptied when it reaches `currentLimit` (the disk still says what is valid): 50,000 URIs is ~10 MB.
     private var current: [String: DesktopThumbnailStamp] = [:]
-    /// Targets waiting for their photo's job, by photo seq.
+    private let currentLimit = 50_000
+    /// Photos this mount wrote thumbnails for: a catalog change brings theirs up to date.
+    private var writtenSeqs: Set<Int64> = []
+    /// The path each listed directory had when its thumbnails were asked for: after a rename of an album,
+    /// region or photographer, the new tree no longer knows the old one.
+    private var directoryPaths: [Node: String] = [:]
+    /// Targets waiting for their photo's turn, by photo seq (one per path).
     private var waiting: [Int64: [DesktopThumbnailTarget]] = [:]
+    /// Photos to work on, next first: the folder listed last goes to the front (the one a person is looking
+    /// at), background work to the back. `scheduled` holds those queued or being worked on.
+    private var queue: [Int64] = []
+    private var scheduled: Set<Int64> = []
+    private var workers = 0
+    private var stopped = false
     /// Photos whose thumbnails cannot be made (no source, undecodable): not retried until the catalog changes.
+    /// A failed fetch is not among them: the next listing tries again.
     private var failed: Set<Int64> = []
+    /// Seconds of listing wait left (see `DesktopThumbnailOptions.waitRefillPerSecond`), as of `budgetAt`.
+    private var waitBudget: TimeInterval
+    private var budgetAt = DispatchTime.now()
     /// The last photos' PNGs (without Thumb:: chunks), for their other trees' names: 64 × ~70 KB.
     private var recentPNGs: [(seq: Int64, identity: String, pngs: [DesktopThumbnailSize: Data])] = []
+    /// One decode per core at a time: a source may be a large cached original (a 40 MP PNG is 160 MB of
+    /// pixels), and 8 of them at once would be too much for the daemon.
+    private let renderSlots = DispatchSemaphore(value: max(1, ProcessInfo.processInfo.activeProcessorCount))
     private var recorded: CoalescingWriter<String, String>!
     private var sources: CoalescingWriter<Int64, (data: Data, from: PhotoRecord)>!
 
@@ -83,7 +114,7 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         self.cache = cache
         self.http = http
         self.logger = logger
-        pool = PriorityWorkPool(width: max(1, options.parallelJobs), name: "desktop-thumbnails")
+        waitBudget = options.maxWait
         // One transaction per 0.2 s of writes, not one per photo (a transaction costs an fsync).
         recorded = CoalescingWriter(delay: 0.2) { batch in
             guard !catalog.isReadOnly else { return }
@@ -105,7 +136,7 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         case none
         /// Until the deadline at most (a listing's reply); the rest are written as their sources arrive.
         case until(DispatchTime)
-        /// Until every one is written or failed (`photofs thumbnails`).
+        /// Until every one is written or given up (`photofs thumbnails`).
         case all
     }
 
@@ -113,59 +144,106 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
     /// when it stopped waiting.
     @discardableResult
     public func prepare(_ targets: [DesktopThumbnailTarget], wait: Wait) -> Int {
+        var seqs: [Int64] = []
+        lock.lock()
+        guard !stopped else { lock.unlock(); return 0 }
+        for target in targets where !failed.contains(target.seq) {
+            guard target.uris.contains(where: { current[$0] != target.stamp(uri: $0) }) else { continue }
+            var pending = waiting[target.seq] ?? []
+            pending.removeAll { $0.path == target.path }
+            pending.append(target)
+            waiting[target.seq] = pending
+            if seqs.last != target.seq { seqs.append(target.seq) }
+        }
+        if case .none = wait {
+            for seq in seqs where scheduled.insert(seq).inserted { queue.append(seq) }
+        } else {
+            // This listing's photos go first, in its order (those being worked on already are left be).
+            let front = seqs.filter { !scheduled.contains($0) || queue.contains($0) }
+            let moved = Set(front)
+            queue.removeAll { moved.contains($0) }
+            queue.insert(contentsOf: front, at: 0)
+            scheduled.formUnion(front)
+        }
+        startWorkersLocked()
+        lock.broadcast()
+        defer { lock.unlock() }
         let deadline: DispatchTime?
         switch wait {
-        case .none: deadline = .now()
+        case .none: return seqs.count
         case .until(let time): deadline = time
         case .all: deadline = nil
         }
-        var queued: [Int64] = []
-        lock.lock()
-        for target in targets where !failed.contains(target.seq) {
-            let missing = target.uris.filter { uri in current[uri] != target.stamp(uri: uri) }
-            guard !missing.isEmpty else { continue }
-            if waiting[target.seq] == nil { queued.append(target.seq) }
-            waiting[target.seq, default: []].append(target)
-        }
-        lock.unlock()
-        for seq in queued {
-            let priority: PriorityWorkPool<Void>.Priority
-            if case .none = wait { priority = .background } else { priority = .user }
-            pool.submit(key: String(seq), priority: priority) { [weak self] in self?.work(seq) }
-        }
-        let seqs = Set(targets.map(\.seq))
-        lock.lock()
-        defer { lock.unlock() }
         while true {
             let left = seqs.filter { waiting[$0] != nil }.count
-            guard left > 0 else { return 0 }
+            guard left > 0, !stopped else { return left }
             if let deadline {
                 let now = DispatchTime.now()
                 guard now < deadline else { return left }
-                let seconds = Double(deadline.uptimeNanoseconds - now.uptimeNanoseconds) / 1e9
-                _ = lock.wait(until: Date().addingTimeInterval(seconds))
+                _ = lock.wait(until: Date().addingTimeInterval(Double(deadline.uptimeNanoseconds - now.uptimeNanoseconds) / 1e9))
             } else {
                 lock.wait()
             }
         }
     }
 
-    /// How long a listing of `count` photos without thumbnails waits: per photo, up to `maxWait`; not at all
-    /// while earlier listings' work is still queued (an `ls -R` of a big mount would otherwise wait at every
-    /// directory; its thumbnails are written in the background instead).
+    /// How long a listing of `count` photos without thumbnails may wait: per photo, up to `maxWait`, out of
+    /// what is left of the wait budget. Call `waited(_:)` with the time it took.
     public func listingWait(forMissing count: Int) -> Wait {
         lock.lock()
-        let backlog = waiting.count
-        lock.unlock()
-        guard backlog < 400 else { return .none }
-        return .until(.now() + min(options.maxWait, options.waitPerPhoto * Double(count)))
+        defer { lock.unlock() }
+        refillBudgetLocked()
+        let seconds = min(options.maxWait, options.waitPerPhoto * Double(count), waitBudget)
+        guard seconds > 0.001 else { return .none }
+        return .until(.now() + seconds)
     }
 
-    /// Whether a target needs writing as far as this mount knows (no disk access).
-    public func isKnownCurrent(_ target: DesktopThumbnailTarget) -> Bool {
+    /// Takes what a listing waited from the budget.
+    public func waited(_ seconds: TimeInterval) {
+        lock.lock()
+        refillBudgetLocked()
+        waitBudget = max(0, waitBudget - seconds)
+        lock.unlock()
+    }
+
+    private func refillBudgetLocked() {
+        let now = DispatchTime.now()
+        let elapsed = Double(now.uptimeNanoseconds - budgetAt.uptimeNanoseconds) / 1e9
+        waitBudget = min(options.maxWait, waitBudget + elapsed * options.waitRefillPerSecond)
+        budgetAt = now
+    }
+
+    /// Remembers the path a directory's thumbnails were asked for under (see `directoryPaths`).
+    public func remember(directory node: Node, path: String) {
+        lock.lock()
+        directoryPaths[node] = path
+        lock.unlock()
+    }
+
+    /// The path a directory's thumbnails were last asked for under.
+    public func rememberedPath(of node: Node) -> String? {
         lock.lock()
         defer { lock.unlock() }
-        return failed.contains(target.seq) || target.uris.allSatisfy { current[$0] == target.stamp(uri: $0) }
+        return directoryPaths[node]
+    }
+
+    /// Whether this mount wrote thumbnails for the photo.
+    public func hasWritten(_ seq: Int64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return writtenSeqs.contains(seq)
+    }
+
+    /// Whether a target's thumbnails are known valid: written (or found valid) by this mount, and still on
+    /// disk (one `stat`: a user's `rm` or a cache clean-up is noticed at the next listing).
+    public func isKnownCurrent(_ target: DesktopThumbnailTarget) -> Bool {
+        let uris = target.uris
+        lock.lock()
+        let known = failed.contains(target.seq) || uris.allSatisfy { current[$0] == target.stamp(uri: $0) }
+        lock.unlock()
+        guard known, let size = options.sizes.last else { return known }
+        var info = stat()
+        return uris.allSatisfy { stat(options.store.fileURL(forURI: $0, size: size).path, &info) == 0 }
     }
 
     /// Removes the thumbnails of paths the mount no longer shows (a photo renamed, deleted or moved).
@@ -187,10 +265,11 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         if !catalog.isReadOnly { try? catalog.forgetDesktopThumbnails(uris: uris) }
     }
 
-    /// The URIs the library recorded thumbnails for, for these photos (deleted or replaced ones).
-    public func recordedURIs(photoIDs: [String]) -> [String] {
+    /// Removes the thumbnails of photos removed or replaced after removal-log position `after` (written
+    /// before that), and of photos no longer in the library.
+    public func removeOutdated(removedAfter position: Int64) {
         recorded.flush()
-        return ((try? catalog.desktopThumbnailURIs(photoIDs: photoIDs)) ?? [:]).values.flatMap { $0 }
+        remove(uris: (try? catalog.outdatedDesktopThumbnailURIs(removedAfter: position)) ?? [])
     }
 
     /// The catalog changed: photos that failed may have a source now, and PNGs may be of replaced photos.
@@ -201,9 +280,16 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Writes pending records now and stops the worker threads (at unmount).
+    /// Stops the workers after the photo each is on, gives up what waits (so no `prepare` waits forever) and
+    /// writes pending records (at unmount).
     public func stop() {
-        pool.stop()
+        lock.lock()
+        stopped = true
+        queue = []
+        waiting = [:]
+        lock.broadcast()
+        while workers > 0 { lock.wait() }
+        lock.unlock()
         recorded.stop()
         sources.stop()
     }
@@ -214,15 +300,50 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         sources.flush()
     }
 
-    // MARK: One photo
+    // MARK: Workers
 
+    private func startWorkersLocked() {
+        while workers < max(1, options.parallelJobs), workers < queue.count {
+            workers += 1
+            let thread = Thread { [weak self] in self?.workLoop() }
+            thread.name = "desktop-thumbnails"
+            thread.start()
+        }
+    }
+
+    /// Takes photos from the front of the queue until it stays empty for 30 s (an idle mount keeps no
+    /// threads) or the writer stops.
+    private func workLoop() {
+        lock.lock()
+        while true {
+            while queue.isEmpty && !stopped {
+                if !lock.wait(until: Date().addingTimeInterval(30)) && queue.isEmpty { break }
+            }
+            guard !stopped, !queue.isEmpty else { break }
+            let seq = queue.removeFirst()
+            lock.unlock()
+            work(seq)
+            lock.lock()
+        }
+        workers -= 1
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    /// Writes every waiting target of one photo; `scheduled` lets go of it in the same critical section
+    /// that finds nothing more waiting, so a target added meanwhile is never left without a worker.
     private func work(_ seq: Int64) {
-        var made: (photoID: String, pngs: [DesktopThumbnailSize: Data])?
+        var made: (identity: String, photoID: String, pngs: [DesktopThumbnailSize: Data])?
         while true {
             lock.lock()
-            let targets = waiting[seq] ?? []
+            guard let targets = waiting[seq], !targets.isEmpty, !stopped else {
+                waiting[seq] = nil
+                scheduled.remove(seq)
+                lock.broadcast()
+                lock.unlock()
+                return
+            }
             lock.unlock()
-            if targets.isEmpty { break }
             var written: [(String, DesktopThumbnailStamp)] = []
             var toWrite: [(uri: String, stamp: DesktopThumbnailStamp)] = []
             for target in targets {
@@ -236,21 +357,28 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
                     }
                 }
             }
-            if !toWrite.isEmpty, made == nil {
+            var giveUp = false
+            if !toWrite.isEmpty {
                 do {
-                    made = try thumbnails(seq)
+                    // Made again if the photo changed since the last turn (replaced while this ran).
+                    made = try thumbnails(seq, reusing: made, mayFetchOriginal: targets.contains(where: \.mayFetchOriginal))
+                } catch let error as ThumbnailUnavailable {
+                    logger.debug("no desktop thumbnail yet", metadata: ["inode": "\(Node.photo(seq: seq).inode)",
+                                                                         "op": "thumbnail", "reason": "\(error.reason)"])
+                    giveUp = true
                 } catch {
+                    // Undecodable or no image at all: not tried again until the catalog changes. A fetch that
+                    // failed (network, origin) is a ContentError or HTTPError: tried again at the next listing.
+                    let permanent = !(error is ContentError || error is HTTPError)
                     logger.warning("no desktop thumbnail", metadata: ["inode": "\(Node.photo(seq: seq).inode)",
                                                                       "op": "thumbnail", "error": "\(error)"])
                     lock.lock()
-                    failed.insert(seq)
-                    waiting[seq] = nil
-                    lock.broadcast()
+                    if permanent { failed.insert(seq) }
                     lock.unlock()
-                    return
+                    giveUp = true
                 }
             }
-            if let made {
+            if let made, !giveUp {
                 for (uri, stamp) in toWrite {
                     do {
                         for size in options.sizes {
@@ -268,35 +396,44 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
                 }
             }
             lock.lock()
+            if current.count + written.count > currentLimit { current = [:] }
             for (uri, stamp) in written { current[uri] = stamp }
+            if !written.isEmpty { writtenSeqs.insert(seq) }
             // Targets added while these were written stay for the next turn.
-            let remaining = (waiting[seq] ?? []).dropFirst(targets.count)
-            waiting[seq] = remaining.isEmpty ? nil : Array(remaining)
-            lock.broadcast()
+            let remaining = giveUp ? [] : (waiting[seq] ?? []).filter { !targets.contains($0) }
+            waiting[seq] = remaining.isEmpty ? nil : remaining
             lock.unlock()
         }
     }
 
-    /// A photo's PNGs at every size: from memory, else rendered from its kept source, else from a source
-    /// fetched now (and kept).
-    private func thumbnails(_ seq: Int64) throws -> (photoID: String, pngs: [DesktopThumbnailSize: Data]) {
+    /// Why a photo gets no thumbnail now, without that being a failure: its only source is an original this
+    /// listing may not download.
+    private struct ThumbnailUnavailable: Error { var reason: String }
+
+    /// A photo's PNGs at every size: `reusing` if still of the photo's current version, else from memory,
+    /// else rendered from its kept source, else from a source fetched now (and kept).
+    private func thumbnails(_ seq: Int64, reusing previous: (identity: String, photoID: String, pngs: [DesktopThumbnailSize: Data])?,
+                            mayFetchOriginal: Bool) throws -> (identity: String, photoID: String, pngs: [DesktopThumbnailSize: Data]) {
         guard let photo = try catalog.photo(seq: seq) else {
             throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
         }
         let identity = DesktopThumbnailWriter.identity(of: photo)
+        if let previous, previous.identity == identity { return previous }
         lock.lock()
         let remembered = recentPNGs.first { $0.seq == seq && $0.identity == identity }?.pngs
         lock.unlock()
-        if let remembered { return (photo.id, remembered) }
+        if let remembered { return (identity, photo.id, remembered) }
         let pending = sources.value(for: seq).flatMap { DesktopThumbnailWriter.identity(of: $0.from) == identity ? $0.data : nil }
-        let source = try pending ?? catalog.desktopThumbnailSource(seq: seq) ?? fetchSource(photo)
+        let source = try pending ?? catalog.desktopThumbnailSource(seq: seq) ?? fetchSource(photo, mayFetchOriginal: mayFetchOriginal)
+        renderSlots.wait()
+        defer { renderSlots.signal() }
         let pngs = try DesktopThumbnailRenderer.pngs(from: source, sizes: options.sizes)
         lock.lock()
         recentPNGs.removeAll { $0.seq == seq }
         recentPNGs.append((seq, identity, pngs))
         if recentPNGs.count > 64 { recentPNGs.removeFirst() }
         lock.unlock()
-        return (photo.id, pngs)
+        return (identity, photo.id, pngs)
     }
 
     /// What makes a photo's pixels what they are: a replaced original is another image.
@@ -304,11 +441,17 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         "\(photo.originalURL)|\(photo.etag ?? "")|\(photo.byteSize ?? -1)|\(photo.contentType ?? "")"
     }
 
+    /// A cached original is used only up to this size: it is read whole into memory to be decoded.
+    static let largestOriginalSource: Int64 = 64 << 20
+
     /// The photo's pixels at 256 px at most, from the smallest rendition that is big enough (the original
-    /// only when it is cached already, or the photo has no rendition to use), kept in the library.
-    private func fetchSource(_ photo: PhotoRecord) throws -> Data {
+    /// only when it is cached already, or the photo has no rendition to use and `mayFetchOriginal`), kept
+    /// in the library.
+    private func fetchSource(_ photo: PhotoRecord, mayFetchOriginal: Bool) throws -> Data {
         let renditions = try catalog.renditions(seq: photo.seq)
-        let original = PhotoFilesystem.contentSource(photo)
+        let original = PhotoFilesystem.contentSource(photo).flatMap {
+            $0.expectedSize <= DesktopThumbnailWriter.largestOriginalSource ? $0 : nil
+        }
         let cached = original.flatMap { cache.cachedPath(for: $0) } != nil
         guard let choice = RenditionChoice.desktopThumbnailSource(
             edge: DesktopThumbnailSize.large.edge, among: renditions, originalURL: photo.originalURL, originalCached: cached)
@@ -316,14 +459,16 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         let bytes: Data, type: String
         switch choice {
         case .original:
-            guard let original else { throw FilesystemError(.notFound, "photo \(photo.id) is not available") }
-            bytes = try cache.fetchBytes(original)
+            guard let original else { throw FilesystemError(.notFound, "photo \(photo.id) has no original small enough to use") }
+            guard cached || mayFetchOriginal else {
+                throw ThumbnailUnavailable(reason: "no rendition, and only a file manager's listing downloads the original")
+            }
+            // Behind every other download: a person's opens and prefetches go first.
+            bytes = try cache.fetchBytes(original, priority: .thumbnailer)
             type = original.contentType
         case .rendition(let rendition):
-            let response = try http.get(rendition.url)
-            guard response.status == 200 else {
-                throw ContentError(kind: .httpStatus(response.status), photoID: photo.id, url: rendition.url)
-            }
+            // 16 MB: a rendition chosen for a 256 px thumbnail is tens of KB; more is an origin gone wrong.
+            let response = try http.get(rendition.url, limit: 16 << 20)
             if let length = response.contentLength, length != Int64(response.body.count) {
                 throw ContentError(kind: .truncated(expected: length, received: Int64(response.body.count)),
                                    photoID: photo.id, url: rendition.url)
@@ -332,9 +477,13 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
             type = ImageContentType.normalized(response.contentType ?? "image/jpeg")
         }
         // Kept at 256 px, JPEG quality 90: ~15 KB a photo (100,000 photos: 1.5 GB) where the `n` rendition
-        // itself is 25–40 KB; its own EXIF orientation is applied, so what is kept is upright.
+        // itself is 25–40 KB; its own EXIF orientation is applied, so what is kept is upright. A PNG is
+        // decoded whole, so one over 40 MP (160 MB of pixels) is refused; a JPEG shrinks while it decodes.
+        renderSlots.wait()
+        defer { renderSlots.signal() }
         let fitted = try VariantRenderer.render(bytes, contentType: type, spec: .fit(DesktopThumbnailSize.large.edge),
-                                                outputType: "image/jpeg", options: RenderOptions(jpegQuality: 90))
+                                                outputType: "image/jpeg",
+                                                options: RenderOptions(jpegQuality: 90, maxPixels: type == "image/png" ? 40_000_000 : 100_000_000))
         sources.submit((fitted.data, photo), for: photo.seq)
         return fitted.data
     }

@@ -12,6 +12,12 @@ public struct FilesystemError: Error, CustomStringConvertible {
         case ioFailure
         case noSpace
         case badHandle
+        /// No attribute of that name (ENODATA): getxattr of a name the node does not carry.
+        case noAttribute
+        /// The caller's buffer is shorter than the value or list (ERANGE); a size-0 probe gives the length.
+        case bufferTooSmall
+        /// An attribute namespace photofs does not have (EOPNOTSUPP): everything but `user.`.
+        case notSupported
     }
     public var code: Code
     public var message: String

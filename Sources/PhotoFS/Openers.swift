@@ -100,19 +100,26 @@ public struct UncountedOpeners: Sendable, Equatable {
         "gnome-raw-thumbnailer", "webp-thumbnailer", "heif-thumbnailer",
     ]
 
-    /// File managers and thumbnailers: processes that open photos to draw thumbnails (pcmanfm draws its own,
-    /// in process). Their downloads go behind everyone else's, a few at a time per process
-    /// (`DownloadEngine.perRequesterLimit`), whatever `--backup-tools` says about /recent.
-    public static let thumbnailing = UncountedOpeners(fileManagers + thumbnailers)
-
     /// Whether the process reads trees for backup, sync or search: nobody looks at its listings, so they get
     /// no desktop thumbnails (an `rsync` of a 100,000-photo mount must not fetch 100,000 renditions).
-    public static func isBackupOrSearch(_ opener: OpenerIdentity) -> Bool {
-        UncountedOpeners(backupAndSearchTools).contains(opener)
-    }
+    public static func isBackupOrSearch(_ opener: OpenerIdentity) -> Bool { backupAndSearch.contains(opener) }
+    private static let backupAndSearch = UncountedOpeners(backupAndSearchTools)
 
-    /// Whether the opener draws thumbnails (see `thumbnailing`).
-    public static func isThumbnailing(_ opener: OpenerIdentity) -> Bool { thumbnailing.contains(opener) }
+    /// Processes that exist to draw thumbnails (tumblerd, GNOME's thumbnailers; KIO's workers draw Dolphin's
+    /// but also copy, see `isFileManager`). Their downloads go behind everyone else's, a few at a time per
+    /// process (`DownloadEngine.perRequesterLimit`), whatever `--backup-tools` says about /recent.
+    public static func isThumbnailer(_ opener: OpenerIdentity) -> Bool { dedicatedThumbnailers.contains(opener) }
+    private static let kioWorkers = ["kioworker", "kioslave5", "kioworker5"]
+    private static let dedicatedThumbnailers = UncountedOpeners(thumbnailers.filter { !kioWorkers.contains($0) })
+
+    /// File managers (and KIO's workers): they open a photo to draw its thumbnail when they find none, but
+    /// also to copy it where a person dragged it. So their opens count as thumbnailing only for photos whose
+    /// desktop thumbnails the mount has not written (see PhotoFilesystem.open).
+    public static func isFileManager(_ opener: OpenerIdentity) -> Bool { fileManagersAndKIO.contains(opener) }
+    private static let fileManagersAndKIO = UncountedOpeners(fileManagers + kioWorkers)
+
+    /// Whether the opener may draw thumbnails: a thumbnailer or a file manager.
+    public static func isThumbnailing(_ opener: OpenerIdentity) -> Bool { isThumbnailer(opener) || isFileManager(opener) }
 
     /// The kernel keeps 15 bytes of a command name (TASK_COMM_LEN 16 with its NUL).
     static let commandNameLimit = 15

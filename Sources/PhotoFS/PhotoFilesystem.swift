@@ -70,6 +70,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     let recentListing = StampedCache<Node, DirectoryListing>()
     /// Photo rows by seq for getattr and open (nil: no such photo), dropped with the listings.
     let photoRows = StampedCache<Int64, PhotoRecord?>(limit: 4096)
+    /// Extended attributes by node, dropped with the listings (ExtendedAttributeReplies.swift).
+    let extendedAttributeLists = StampedCache<Node, ExtendedAttributeList>(limit: 4096)
     let recent: RecentOpens
     /// What the caches above were built from: the catalog's counters and the in-memory recents' counter.
     private var seenGeneration: (catalog: Catalog.Generation?, memory: Int)
@@ -239,6 +241,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
             if photosChanged {
                 before += listings.invalidate().map { ($0.key, $0.value) }
                 photoRows.invalidate()
+                extendedAttributeLists.invalidate()
                 logger.info("catalog changed; listings will be rebuilt", metadata: ["generation": "\(current.photos)"])
             }
         }
@@ -270,11 +273,14 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Frees the cached bytes of photos an import deleted or replaced since the last check: a deleted photo's
     /// bytes, and a replaced one's old version, are never served again. Called under `changeCheck`.
     private func freeRemovedContent() {
-        guard let (ids, last) = try? catalog.removedPhotoIDs(after: removedLogPosition), !ids.isEmpty else { return }
+        let previous = removedLogPosition
+        let found = try? catalog.removedPhotoIDs(after: previous)
+        // Desktop thumbnails that show what the library no longer has go too (a replaced photo's are
+        // rewritten when its directory's listing is rebuilt or next asked for); at the first check, also
+        // those of photos deleted longer ago than the log keeps.
+        if previous == 0 || !(found?.ids.isEmpty ?? true) { desktopThumbnails?.removeOutdated(removedAfter: previous) }
+        guard let (ids, last) = found, !ids.isEmpty else { return }
         removedLogPosition = last
-        // Their thumbnails show what the mount no longer has (a replaced photo's are rewritten when its
-        // directory's listing is rebuilt or next asked for).
-        if let desktopThumbnails { desktopThumbnails.remove(uris: desktopThumbnails.recordedURIs(photoIDs: ids)) }
         let removals = Set(ids).map { id in
             OriginalCache.Removal(photoID: id, keeping: (try? catalog.photo(id: id)).flatMap { $0 }
                 .flatMap(contentSource).map(OriginalCache.key(for:)))
@@ -396,7 +402,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// `lister`: the process listing, when known (backup and search tools get no thumbnails written).
     public func openDirectory(_ inode: UInt64, lister: OpenerIdentity? = nil) throws -> OpenDirectory {
         let listing = try listing(of: inode)
-        if lister.map(UncountedOpeners.isBackupOrSearch) != true { writeDesktopThumbnails(for: listing) }
+        if lister.map(UncountedOpeners.isBackupOrSearch) != true { writeDesktopThumbnails(for: listing, lister: lister) }
         return OpenDirectory(listing: listing, parent: parent(of: inode))
     }
 
@@ -613,8 +619,14 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
         // A variant held in memory needs no cache file; an original (or a variant that is the original
         // unchanged) streams from the cache.
-        // A thumbnailer's download waits behind everyone's and counts against its process's limit.
-        let thumbnailer = opener.flatMap { UncountedOpeners.isThumbnailing($0) ? "process \($0.processID)" : nil }
+        // A thumbnailer's download waits behind everyone's and counts against its process's limit; so does a
+        // file manager's, unless the photo has the thumbnail this mount wrote (then it is a copy, not a
+        // thumbnail being drawn).
+        let thumbnailer = opener.flatMap { opener -> String? in
+            let drawing = UncountedOpeners.isThumbnailer(opener)
+                || (UncountedOpeners.isFileManager(opener) && desktopThumbnails?.hasWritten(seq) != true)
+            return drawing ? "process \(opener.processID)" : nil
+        }
         let content = variantBytes == nil
             ? try openOriginal(source, photo: photo, inode: inode, thumbnailer: thumbnailer) : nil
         // Which bytes this handle reads: the original's cache key (the handle has it), plus the variant's.

@@ -77,9 +77,11 @@ struct DemoCommand: ParsableCommand {
         print(ImportCommand.describe(accountReport))
 
         try MountCommand.checkPaths(library: library, mountpoint: mountpoint, allowNonempty: false)
+        var demoOptions = FilesystemOptions()
+        demoOptions.desktopThumbnails = DesktopThumbnails.options(mountpoint: mountpoint)
         let (filesystem, session) = try MountCommand.makeSession(
             library: library, mountpoint: mountpoint, cacheDirectory: directory.appendingPathComponent("cache"),
-            http: HTTPConfiguration(), options: FilesystemOptions(), fuseOptions: [], logger: logger)
+            http: HTTPConfiguration(), options: demoOptions, fuseOptions: [], logger: logger)
         try session.mount()
         filesystem.startWatchingCatalog()
         let shown = self.mountpoint
@@ -91,6 +93,8 @@ struct DemoCommand: ParsableCommand {
               ls \(shown)/moments/2021 | head
               xdg-open "$(find \(shown)/regions -name '*.jpg' | head -1)"   # or: file, identify, cmp
               ls \(shown)/recent
+              gio info -a thumbnail::path,thumbnail::is-valid "$(ls -d \(shown)/moments/2021/* | head -1)"   # written at listing
+              pcmanfm \(shown)/moments/2021 &      # a file manager shows thumbnails, downloading no original
               ls -l "\(shown)/albums/Family"         # \(account.username)'s albums; private photos are 0400
               stat -c '%i %h %n' "\(shown)"/albums/*/* | sort | head   # one inode per photo, a link per album
               \(CommandLine.arguments[0]) status \(library)
@@ -103,6 +107,7 @@ struct DemoCommand: ParsableCommand {
         fflush(stdout)
         let status = session.run()
         filesystem.stopWatchingCatalog()
+        filesystem.desktopThumbnails?.stop()
         filesystem.cache.saveStatistics()
         print("unmounted \(mountpoint)")
         if status != 0 { throw ExitCode(status) }

@@ -24,6 +24,7 @@ final class DemoSafetyTests: MountedTestCase {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: MountHarness.binary)
         process.arguments = ["demo", "--directory", directory, "--mountpoint", mountpoint, "--port", "0"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": harness.xdgCacheHome]) { $1 }
         let output = harness.root.appendingPathComponent("\(name).out").path
         FileManager.default.createFile(atPath: output, contents: nil)
         let handle = try XCTUnwrap(FileHandle(forWritingAtPath: output))

@@ -133,11 +133,19 @@ final class DesktopThumbnailMountTests: XCTestCase {
             }
         }
         let replacedPaths = try XCTUnwrap(pathsByPhoto[replaced])
-        let oldThumbnail = try Data(contentsOf: store.fileURL(forURI: FileURI.glib(path: replacedPaths[0]), size: .large))
+        let oldPixels = try ImageCodec.decodePNG(Data(contentsOf: store.fileURL(forURI: FileURI.glib(path: replacedPaths[0]), size: .large))).pixels
+        // An album listed (so it has thumbnails), to be renamed: its old folder's thumbnails must go.
+        let album = try XCTUnwrap(origin.albums.first { album in album.photoIDs.contains { id in public_.contains { $0.id == id } } })
+        let albumFolder = try XCTUnwrap(harness.mountedFiles(under: "albums").first { file in
+            (try? harness.photoID(ofInode: file.inode)).flatMap { $0 }.map(album.photoIDs.contains) ?? false
+        }).path.split(separator: "/").dropLast().joined(separator: "/")
+        let albumPaths = listed(albumFolder).map { harness.path(albumFolder + "/" + $0) }
+        for path in albumPaths { XCTAssertTrue(eventually(within: 10) { gioThumbnail(path).valid }, path) }
 
         XCTAssertTrue(origin.replacePhoto(photoID: replaced, with: DemoLibrary.renderImage(width: 500, height: 400, png: false, seed: 0xBEEF)))
         XCTAssertTrue(origin.setTitle(photoID: renamed, "Renamed at the origin"))
         XCTAssertTrue(origin.deletePhoto(deleted))
+        XCTAssertTrue(origin.renameAlbum(album.id, title: "Renamed album"))
         let second = harness.importAccount()
         XCTAssertEqual(second.status, 0, second.stderr)
 
@@ -155,16 +163,41 @@ final class DesktopThumbnailMountTests: XCTestCase {
                           "the old name's thumbnail is gone: \(path)")
         }
         // Replaced: a new thumbnail, valid for the new file, with other pixels.
-        for path in replacedPaths {
+        // (Its names in the renamed album are gone with the album's old name: checked below.)
+        for path in replacedPaths where !path.hasPrefix(harness.path(albumFolder) + "/") {
             XCTAssertTrue(eventually(within: 10) {
                 let data = try? Data(contentsOf: store.fileURL(forURI: FileURI.glib(path: path), size: .large))
-                return gioThumbnail(path).valid && data != nil && data != oldThumbnail
-            }, "the replaced photo has a new thumbnail: \(path)")
+                return gioThumbnail(path).valid && data.flatMap { try? ImageCodec.decodePNG($0).pixels }.map { $0 != oldPixels } == true
+            }, "the replaced photo has a new thumbnail, of its new pixels: \(path)")
+        }
+        // The renamed album's old folder: no thumbnail left under any of its names.
+        for path in albumPaths {
+            let uri = FileURI.glib(path: path)
+            XCTAssertTrue(eventually(within: 10) { !FileManager.default.fileExists(atPath: store.fileURL(forURI: uri, size: .large).path) },
+                          "the renamed album's old thumbnails are gone: \(path)")
         }
         // The renamed photo under its new name, once its folder is listed.
         let newPath = try XCTUnwrap(harness.mountedFiles().first { $0.name == "Renamed at the origin.jpg" }).path
         _ = listed(newPath.split(separator: "/").dropLast().joined(separator: "/"))
         XCTAssertTrue(eventually(within: 10) { gioThumbnail(harness.path(newPath)).valid }, newPath)
+    }
+
+    func testThumbnailsCommandWritesAWholeMountAheadOfTime() throws {
+        gioRequired()
+        harness = try MountHarness(library: DemoLibrary.make(count: 12, scale: 1))
+        harness.desktopThumbnails = true
+        XCTAssertEqual(harness.importLibrary().status, 0)
+        let run = harness.photofs(["thumbnails", harness.library, harness.mountpoint, "--cache-dir", harness.cacheDirectory],
+                                  environment: ["XDG_CACHE_HOME": harness.xdgCacheHome, "HOME": harness.root.path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.text.contains("thumbnails of 24 file(s) below \(harness.mountpoint)"), run.text)
+        try harness.mount()
+        harness.origin.resetCounters()
+        // No folder is listed (find(1) is a backup tool: its listings write nothing): every file already has one.
+        let files = harness.files()
+        XCTAssertEqual(files.count, 24, "12 photos in /moments and /regions")
+        for file in files { XCTAssertTrue(gioThumbnail(file).valid, file) }
+        XCTAssertEqual(harness.origin.requestCount(method: "GET"), 0)
     }
 
     func testOffWritesNoThumbnails() throws {

@@ -13,7 +13,10 @@ final class LifecycleTests: MountedTestCase {
         XCTAssertTrue(harness.isMounted, "mount returned before the mount was live")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: harness.mountpoint).sorted(),
                        ["albums", "moments", "recent", "regions"])
-        let pid = Shell.sh("pgrep -f -- '--ready-fd.*' | head -1").text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // This mount's daemon, not another photofs running on the machine: its command line names our mount point.
+        let found = Shell.run("pgrep", ["-f", "--", "\(harness.mountpoint) .*--ready-fd"]).text.split(separator: "\n")
+        XCTAssertEqual(found.count, 1, "one daemon for this mount point: \(found)")
+        let pid = found.first.map(String.init) ?? ""
         XCTAssertEqual(Shell.run("fusermount3", ["-u", harness.mountpoint]).status, 0)
         XCTAssertFalse(harness.isMounted)
         // The background process is gone too.

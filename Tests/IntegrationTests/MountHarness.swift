@@ -81,8 +81,9 @@ final class MountHarness {
 
     /// `photofs ARGS...`
     @discardableResult
+    /// The test's own XDG cache: a mount started this way writes its desktop thumbnails there.
     func photofs(_ arguments: [String], environment: [String: String]? = nil) -> CommandResult {
-        Shell.run(MountHarness.binary, arguments, environment: environment)
+        Shell.run(MountHarness.binary, arguments, environment: ["XDG_CACHE_HOME": xdgCacheHome].merging(environment ?? [:]) { $1 })
     }
 
     @discardableResult

@@ -28,6 +28,23 @@ final class RenditionChoiceTests: XCTestCase {
         XCTAssertNil(choose(.fit(2000)), "nothing but the original is big enough")
         XCTAssertNil(choose(.square(256), type: "image/png"), "a PNG original (maybe with alpha) is its own source")
     }
+
+    func desktopSource(_ renditions: [Rendition], cached: Bool = false) -> RenditionChoice.ThumbnailSource? {
+        RenditionChoice.desktopThumbnailSource(edge: 256, among: renditions, originalURL: original, originalCached: cached)
+    }
+
+    func testDesktopThumbnailsComeFromTheSmallestBigEnoughRenditionNeverAnUncachedOriginal() {
+        let n = Rendition(label: "n", url: "http://x/n.jpg", width: 320, height: 213)
+        let m = Rendition(label: "m", url: "http://x/m.jpg", width: 240, height: 160)
+        XCTAssertEqual(desktopSource(renditions + [n, m]), .rendition(n), "320 px is the smallest ≥ 256")
+        XCTAssertEqual(desktopSource(renditions), .rendition(renditions[2]), "z when there is no n")
+        XCTAssertEqual(desktopSource(renditions + [n], cached: true), .original, "a cached original costs no download")
+        XCTAssertEqual(desktopSource([renditions[0], m, renditions[4]]), .rendition(m),
+                       "nothing ≥ 256 but m: the largest smaller one, never the original")
+        XCTAssertEqual(desktopSource([renditions[0], renditions[1], renditions[4]]), .original,
+                       "only square crops (and the original itself): the original")
+        XCTAssertEqual(desktopSource([]), .original)
+    }
 }
 
 final class PriorityWorkPoolTests: XCTestCase {

@@ -14,6 +14,26 @@ final class OpenersTests: XCTestCase {
         XCTAssertFalse(openers.contains(OpenerIdentity(names: ["cat"])))
     }
 
+    func testThumbnailersAndBackupToolsAreToldApart() {
+        for name in ["pcmanfm", "nautilus", "tumblerd", "gdk-pixbuf-thum", "kioworker"] {
+            XCTAssertTrue(UncountedOpeners.isThumbnailing(OpenerIdentity(names: [name])), name)
+            XCTAssertFalse(UncountedOpeners.isBackupOrSearch(OpenerIdentity(names: [name])), name)
+        }
+        for name in ["rsync", "find", "tar", "updatedb", "baloo_file"] {
+            XCTAssertFalse(UncountedOpeners.isThumbnailing(OpenerIdentity(names: [name])), name)
+            XCTAssertTrue(UncountedOpeners.isBackupOrSearch(OpenerIdentity(names: [name])), name)
+        }
+        XCTAssertTrue(UncountedOpeners.isThumbnailer(OpenerIdentity(names: ["tumblerd"])))
+        XCTAssertFalse(UncountedOpeners.isThumbnailer(OpenerIdentity(names: ["pcmanfm"])), "a file manager also copies")
+        XCTAssertTrue(UncountedOpeners.isFileManager(OpenerIdentity(names: ["pcmanfm"])))
+        XCTAssertTrue(UncountedOpeners.isFileManager(OpenerIdentity(names: ["kioworker"])), "KIO's workers draw and copy")
+        XCTAssertFalse(UncountedOpeners.isThumbnailer(OpenerIdentity(names: ["kioworker"])))
+        for name in ["ls", "eog", "gio", "cat"] {
+            XCTAssertFalse(UncountedOpeners.isThumbnailing(OpenerIdentity(names: [name])), name)
+            XCTAssertFalse(UncountedOpeners.isBackupOrSearch(OpenerIdentity(names: [name])), name)
+        }
+    }
+
     func testACommandNameCutTo15BytesMatchesTheLongName() {
         let openers = UncountedOpeners()
         XCTAssertTrue(openers.contains(OpenerIdentity(names: ["gdk-pixbuf-thum"])))

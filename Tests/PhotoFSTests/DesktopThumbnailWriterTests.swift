@@ -1,0 +1,133 @@
+// Desktop thumbnails from the filesystem logic, without a kernel: opening a directory writes its photos'
+// thumbnails from small renditions, keeps the sources in the library, records the URIs, and a second mount
+// (at another path, with the origin gone) writes them from the library alone; backup tools' listings get none.
+import FlickrOrigin
+import Foundation
+import Logging
+import PhotoCatalog
+import PhotoContent
+@testable import PhotoFS
+import PhotoTree
+import XCTest
+
+final class DesktopThumbnailWriterTests: XCTestCase {
+    var root: URL!
+    var origin: FlickrOriginServer!
+    var catalog: Catalog!
+    var cache: OriginalCache!
+    let logger = Logger(label: "test")
+
+    override func setUpWithError() throws {
+        root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("photofs-desktop-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        // Full-size demo photos: 320 to 1280 px, each with Flickr's 320 px "n" rendition.
+        origin = FlickrOriginServer(library: DemoLibrary.make(count: 4, scale: 1), apiKey: "k")
+        try origin.start()
+        catalog = try Catalog(path: root.appendingPathComponent("library.sqlite").path)
+        cache = try OriginalCache(directory: root.appendingPathComponent("cache"), http: HTTPClient(logger: logger), logger: logger)
+        let base = "http://127.0.0.1:\(origin.port)"
+        let imported = origin.photos.enumerated().map { index, photo in
+            ImportedPhoto(photo: PhotoRecord(id: photo.id, title: "Photo \(index)", momentAt: 1_600_000_000 + Int64(index) * 3600,
+                                             momentYear: 2020, originalURL: base + origin.imagePath(photoID: photo.id)!,
+                                             byteSize: Int64(photo.image.data.count), contentType: photo.image.contentType),
+                          owner: photo.owner, ownerName: photo.ownerName ?? photo.owner,
+                          renditions: photo.renditions.map { label, image in
+                              Rendition(label: label, url: base + photo.renditionPath(label), width: image.width, height: image.height)
+                          })
+        }
+        _ = try catalog.applyImport(places: [], photos: imported)
+    }
+
+    override func tearDown() {
+        origin.stop()
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    func filesystem(mountpoint: String, waitPerPhoto: TimeInterval? = nil) -> PhotoFilesystem {
+        var options = FilesystemOptions()
+        options.prefetchCount = 0
+        options.desktopThumbnails = DesktopThumbnailOptions(
+            store: DesktopThumbnailStore(root: root.appendingPathComponent("thumbnails")), mountpoint: mountpoint)
+        if let waitPerPhoto {
+            options.desktopThumbnails?.waitPerPhoto = waitPerPhoto
+            options.desktopThumbnails?.maxWait = 60
+        }
+        return PhotoFilesystem(catalog: catalog, cache: cache, options: options, logger: logger)
+    }
+
+    func stamps(_ fs: PhotoFilesystem, mountpoint: String) throws -> [DesktopThumbnailStamp] {
+        try fs.listing(of: Node.year(2020).inode).entries.map { entry in
+            DesktopThumbnailStamp(uri: FileURI.glib(path: "\(mountpoint)/moments/2020/\(entry.name)"),
+                                  mtime: entry.attributes.mtime, fileSize: entry.attributes.size, mimeType: "image/jpeg")
+        }
+    }
+
+    func testOpeningADirectoryWritesItsThumbnailsFromRenditionsAndKeepsTheirSources() throws {
+        let fs = filesystem(mountpoint: "/media/my photos")
+        let store = try XCTUnwrap(fs.desktopThumbnails?.options.store)
+        _ = try fs.openDirectory(Node.year(2020).inode)
+        let expected = try stamps(fs, mountpoint: "/media/my photos")
+        XCTAssertEqual(expected.count, 4)
+        for stamp in expected {
+            XCTAssertTrue(stamp.uri.hasPrefix("file:///media/my%20photos/moments/2020/2020-09-13%20"), stamp.uri)
+            // The listing's wait is bounded, so the last may still be on their way.
+            XCTAssertTrue(eventually { store.isCurrent(stamp, size: .normal) && store.isCurrent(stamp, size: .large) }, stamp.uri)
+            let large = try ImageCodec.decodePNG(Data(contentsOf: store.fileURL(forURI: stamp.uri, size: .large)))
+            XCTAssertEqual(max(large.width, large.height), 256)
+            let normal = try ImageCodec.decodePNG(Data(contentsOf: store.fileURL(forURI: stamp.uri, size: .normal)))
+            XCTAssertEqual(max(normal.width, normal.height), 128)
+        }
+        for photo in origin.photos {
+            XCTAssertEqual(origin.requestCount(method: "GET", path: origin.imagePath(photoID: photo.id)!), 0, "no original")
+            XCTAssertEqual(origin.requestCount(method: "GET", path: photo.renditionPath("n")), 1, "its 320 px rendition, once")
+        }
+        fs.desktopThumbnails?.flush()
+        let seqs = try catalog.allPhotos().map(\.seq)
+        XCTAssertEqual(try catalog.seqsWithDesktopThumbnailSource(among: seqs), Set(seqs), "sources kept in the library")
+        XCTAssertEqual(try catalog.desktopThumbnailURIs(photoIDs: origin.photos.map(\.id)).values.flatMap { $0 }.sorted(),
+                       expected.map(\.uri).sorted(), "the URIs written are recorded")
+        fs.desktopThumbnails?.stop()
+
+        // Another mount point, the origin gone: the thumbnails come from the library alone.
+        origin.stop()
+        let second = filesystem(mountpoint: "/mnt/elsewhere")
+        _ = try second.openDirectory(Node.year(2020).inode)
+        for stamp in try stamps(second, mountpoint: "/mnt/elsewhere") {
+            XCTAssertTrue(eventually { store.isCurrent(stamp, size: .large) }, stamp.uri)
+        }
+        second.desktopThumbnails?.stop()
+    }
+
+    func testTheListingRepliesOnlyOnceItsThumbnailsAreWrittenWhenTheWaitAllowsIt() throws {
+        // A wait far longer than the work: openDirectory must return with every thumbnail already valid.
+        let fs = filesystem(mountpoint: "/mnt/p", waitPerPhoto: 10)
+        let store = try XCTUnwrap(fs.desktopThumbnails?.options.store)
+        _ = try fs.openDirectory(Node.year(2020).inode)
+        for stamp in try stamps(fs, mountpoint: "/mnt/p") {
+            XCTAssertTrue(store.isCurrent(stamp, size: .normal) && store.isCurrent(stamp, size: .large), stamp.uri)
+        }
+        fs.desktopThumbnails?.stop()
+    }
+
+    func testABackupToolsListingGetsNoThumbnailsAndRemovedPathsLoseTheirs() throws {
+        let fs = filesystem(mountpoint: "/mnt/p")
+        let store = try XCTUnwrap(fs.desktopThumbnails?.options.store)
+        _ = try fs.openDirectory(Node.year(2020).inode, lister: OpenerIdentity(names: ["rsync"]))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store.root.path), "rsync's listing wrote nothing")
+        XCTAssertEqual(origin.requestCount(method: "GET"), 0)
+
+        _ = try fs.openDirectory(Node.year(2020).inode, lister: OpenerIdentity(names: ["ls"]))
+        let stamp = try XCTUnwrap(stamps(fs, mountpoint: "/mnt/p").first)
+        XCTAssertTrue(eventually { store.isCurrent(stamp, size: .large) })
+        fs.desktopThumbnails?.remove(paths: ["/mnt/p/moments/2020/" + (try fs.listing(of: Node.year(2020).inode).entries[0].name)])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store.fileURL(forURI: stamp.uri, size: .large).path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store.fileURL(forURI: stamp.uri, size: .normal).path))
+        fs.desktopThumbnails?.stop()
+    }
+
+    func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition() && Date() < deadline { usleep(2_000) }
+        return condition()
+    }
+}
