@@ -2,6 +2,7 @@
 // Xvfb, opened on a folder of 200 photos, shows photofs's thumbnails and neither opens nor downloads a photo.
 import FlickrOrigin
 import Foundation
+import PhotoContent
 import XCTest
 
 final class FileManagerMountTests: XCTestCase {
@@ -49,13 +50,13 @@ final class FileManagerMountTests: XCTestCase {
         harness.origin.resetCounters()
 
         // Listing the folder writes its thumbnails (the listing waits a bounded time, the rest follow); the
-        // test waits until GLib finds all of them valid, so that pcmanfm's look below finds them ready.
+        // test waits until GLib and libfm would take all of them, so that pcmanfm's look below finds them ready.
         let names = try FileManager.default.contentsOfDirectory(atPath: harness.path(FileManagerMountTests.folder)).sorted()
         XCTAssertEqual(names.count, FileManagerMountTests.photoCount, "one folder holds every photo")
         let paths = names.map { harness.path(FileManagerMountTests.folder + "/" + $0) }
         var invalid = paths
         XCTAssertTrue(eventually(within: 60) {
-            invalid = invalid.filter { !gioThumbnailIsValid($0) }
+            invalid = invalid.filter { !thumbnailIsValid($0) }
             return invalid.isEmpty
         }, "no valid thumbnail after 60 s for \(invalid.count) photos, e.g. \(invalid.prefix(3))")
 
@@ -68,25 +69,28 @@ final class FileManagerMountTests: XCTestCase {
             !Shell.run("xdotool", ["search", "--onlyvisible", "--class", "pcmanfm"], environment: environment).text.isEmpty
         }, "pcmanfm's window did not appear within 30 s on :\(displayNumber) (Xvfb running: \(display?.isRunning ?? false)): \(log("pcmanfm.log")) \(log("xvfb.log"))")
 
-        // It has looked once its window shows the photos (their blue skies: an icon-only folder has none) and
-        // no longer changes (libfm loads every item's thumbnail, visible or not, in one loader thread).
-        var previous = Data(), sky = 0
+        // It has looked once its window shows the photos (their blue skies: an icon-only folder has none), no
+        // longer changes, and libfm's thumbnail thread is gone: one thread, named "loader", loads the thumbnails
+        // of every item, visible or not, and ends when none is left (a photo it reads itself, for an item
+        // below the window, would not show on the screen).
+        var previous = Data(), sky = 0, loading = true
         XCTAssertTrue(eventually(within: 60) {
             let screen = screenshot(display: displayNumber)
             defer { previous = screen }
             sky = skyPixels(in: screen)
-            return screen == previous && sky >= 20_000
-        }, "pcmanfm's window never settled showing thumbnails: \(sky) sky pixels; \(log("pcmanfm.log"))")
+            loading = fileManager.map { threadNames(of: $0.processIdentifier).contains("loader") } ?? false
+            return screen == previous && sky >= 20_000 && !loading
+        }, "pcmanfm's window never settled showing thumbnails: \(sky) sky pixels, loading \(loading); \(log("pcmanfm.log"))")
 
         // No photo was opened (opens are logged with their opener) or downloaded, and every thumbnail is
-        // still the one photofs wrote (libfm would have replaced one it found stale).
+        // still the one photofs wrote (libfm deletes one it finds stale).
         let opens = harness.daemonLog.split(separator: "\n").filter {
             $0.contains("open not counted as recent") || $0.contains("op=open ") || $0.contains("[PhotoContent] downloaded")
         }
-        XCTAssertEqual(opens.count, 0, "photos opened: \(opens.prefix(5))")
+        XCTAssertEqual(opens.count, 0, "photos opened: \(opens.prefix(5)); \((try? explain(opens, paths: paths)) ?? "")")
         XCTAssertEqual(try originalRequests(), 0, "no original was downloaded")
-        invalid = paths.filter { !gioThumbnailIsValid($0) }
-        XCTAssertEqual(invalid, [], "thumbnails GLib no longer finds valid")
+        invalid = paths.filter { !thumbnailIsValid($0) }
+        XCTAssertEqual(invalid, [], "thumbnails GLib or libfm no longer take")
         XCTAssertTrue(fileManager?.isRunning ?? false, "pcmanfm is still running: \(log("pcmanfm.log"))")
 
         // /recent: pending opens are written at unmount, so the library says whether any counted.
@@ -98,11 +102,42 @@ final class FileManagerMountTests: XCTestCase {
 
     // MARK: Helpers
 
-    /// GLib's verdict on a file's thumbnail, with the mount's thumbnail cache (the one photofs writes to).
-    func gioThumbnailIsValid(_ path: String) -> Bool {
+    /// Why pcmanfm may have opened photos: for each, its thumbnails in `normal` (what libfm 1.3 reads at 128 px)
+    /// and `large` (what GLib judges) with their Thumb::MTime against the file's, and the daemon's lines about it.
+    func explain(_ opens: [Substring], paths: [String]) throws -> String {
+        let ids = Set(opens.compactMap { line in line.split(separator: " ").first { $0.hasPrefix("photo=") }.map { String($0.dropFirst(6)) } })
+        guard !ids.isEmpty else { return "" }
+        var notes: [String] = []
+        for path in paths {
+            guard let id = try harness.photoID(ofInode: harness.inode(of: path)), ids.contains(id) else { continue }
+            var info = stat()
+            stat(path, &info)
+            let sizes = [DesktopThumbnailSize.normal, .large].map { size -> String in
+                let file = store.fileURL(forURI: FileURI.glib(path: path), size: size)
+                guard let data = try? Data(contentsOf: file) else { return "\(size): missing" }
+                return "\(size): Thumb::MTime \(PNGTextChunks.entries(in: data)["Thumb::MTime"] ?? "none")"
+            }
+            let lines = harness.daemonLog.split(separator: "\n").filter { $0.contains(id) && !$0.contains("trace") }
+            notes.append("\(id) \(path) mtime \(info.st_mtim.tv_sec): \(sizes.joined(separator: ", ")); log: \(lines.suffix(5))")
+        }
+        return notes.joined(separator: "\n")
+    }
+
+    /// Whether both judges take the file's thumbnail: GLib (`gio info`, which judges the largest it finds:
+    /// `large`) and libfm 1.3, which at 128 px reads `normal` and checks only its Thumb::MTime.
+    func thumbnailIsValid(_ path: String) -> Bool {
         let result = Shell.run("gio", ["info", "-a", "thumbnail::is-valid", path],
                                environment: ["XDG_CACHE_HOME": harness.xdgCacheHome, "HOME": harness.root.path])
-        return result.text.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == "thumbnail::is-valid: TRUE" }
+        guard result.text.split(separator: "\n").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "thumbnail::is-valid: TRUE" })
+        else { return false }
+        var info = stat()
+        guard stat(path, &info) == 0, let normal = try? Data(contentsOf: store.fileURL(forURI: FileURI.glib(path: path), size: .normal))
+        else { return false }
+        return PNGTextChunks.entries(in: normal)["Thumb::MTime"] == String(info.st_mtim.tv_sec)
+    }
+
+    var store: DesktopThumbnailStore {
+        DesktopThumbnailStore(root: URL(fileURLWithPath: harness.xdgCacheHome).appendingPathComponent("thumbnails"))
     }
 
     /// GETs the origin answered for photos' originals (the catalog's original URLs).
@@ -183,6 +218,13 @@ final class FileManagerMountTests: XCTestCase {
         return process
     }
 
+    /// The names of a process's threads (/proc/PID/task/*/comm).
+    func threadNames(of pid: Int32) -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
     /// The whole X screen as 8-bit RGB (1280 × 800 × 3 bytes); empty if import failed.
     func screenshot(display: String) -> Data {
         Shell.run("import", ["-display", ":" + display, "-window", "root", "-depth", "8", "rgb:-"]).stdout
@@ -220,7 +262,7 @@ final class FileManagerMountTests: XCTestCase {
 
     func logHandle(_ name: String) throws -> FileHandle {
         let path = harness.root.appendingPathComponent(name).path
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         guard let handle = FileHandle(forWritingAtPath: path) else { throw HarnessError("cannot write \(path)") }
         return handle
     }
