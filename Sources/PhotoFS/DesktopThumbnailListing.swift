@@ -57,7 +57,7 @@ extension PhotoFilesystem {
             .filter { !writer.isKnownCurrent($0) }
         guard !targets.isEmpty else { return }
         let started = DispatchTime.now()
-        let left = writer.prepare(targets, wait: writer.listingWait(forMissing: targets.count))
+        let left = writer.prepare(targets, wait: writer.listingWait(forMissing: targets.count, byFileManager: mayFetchOriginal))
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         writer.waited(seconds)
         logger.debug("desktop thumbnails before listing", metadata: [

@@ -22,6 +22,11 @@ public struct DesktopThumbnailOptions: Sendable {
     /// right after); 2 s caps what a huge folder can hold `ls` up. Over a WAN, where a fetched source may cost
     /// more (see `parallelJobs`), those left are written as they arrive.
     public var waitPerPhoto: TimeInterval = 0.005
+    /// A file manager's listing waits longer: every thumbnail missing when it replies is one the file manager
+    /// makes itself from the original. With pcmanfm opening cold 40-photo folders of the demo library, 5–6
+    /// of 40 were still to write after 200 ms (5 ms a photo) and pcmanfm opened 0–4 originals; 25 ms a photo
+    /// (1 s for 40, capped by `maxWait`) is a slower first look at a folder rather than megabytes fetched.
+    public var fileManagerWaitPerPhoto: TimeInterval = 0.025
     public var maxWait: TimeInterval = 2
     /// Listings wait out of a budget of `maxWait` seconds that refills at `waitRefillPerSecond`: a file
     /// manager opening a folder gets its whole wait, an `ls -R` of 100,000 photos waits at its first
@@ -189,11 +194,12 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
 
     /// How long a listing of `count` photos without thumbnails may wait: per photo, up to `maxWait`, out of
     /// what is left of the wait budget. Call `waited(_:)` with the time it took.
-    public func listingWait(forMissing count: Int) -> Wait {
+    public func listingWait(forMissing count: Int, byFileManager: Bool = false) -> Wait {
         lock.lock()
         defer { lock.unlock() }
         refillBudgetLocked()
-        let seconds = min(options.maxWait, options.waitPerPhoto * Double(count), waitBudget)
+        let perPhoto = byFileManager ? options.fileManagerWaitPerPhoto : options.waitPerPhoto
+        let seconds = min(options.maxWait, perPhoto * Double(count), waitBudget)
         guard seconds > 0.001 else { return .none }
         return .until(.now() + seconds)
     }
