@@ -94,7 +94,7 @@ struct MountCommand: ParsableCommand {
                                valueName: "names"))
     var backupTools: String?
 
-    @Option(help: ArgumentHelp("on: before a folder's listing is answered, write freedesktop thumbnails (128 and 256 px, made from each photo's small rendition, never its original) of its photos into $XDG_CACHE_HOME/thumbnails, so file managers show them without downloading originals; off: don't (default: on). -o desktop_thumbnails=off.",
+    @Option(help: ArgumentHelp("on: before a folder's listing is answered, write freedesktop thumbnails (128 and 256 px, made from each photo's small rendition, not its original) of its photos into $XDG_CACHE_HOME/thumbnails, so file managers show them without downloading originals; off: don't (default: on). -o desktop_thumbnails=off.",
                                valueName: "on|off"))
     var desktopThumbnails: String?
 

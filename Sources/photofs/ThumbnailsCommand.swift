@@ -16,8 +16,9 @@ struct ThumbnailsCommand: ParsableCommand {
             is listed; this writes them for every folder at once, with a progress bar, so even the first \
             look at any folder is instant. They go to $XDG_CACHE_HOME/thumbnails (else ~/.cache/thumbnails) \
             of the user running it, under the paths the photos have below MOUNTPOINT, which need not be \
-            mounted now. Each photo's small rendition is fetched once (never its original, unless it is \
-            cached already) and kept in the library, so a later mount writes thumbnails without the network.
+            mounted now. Each photo's small rendition is fetched once and kept in the library, so a later \
+            mount writes thumbnails without the network; an original is used only when it is cached \
+            already or the photo has no smaller size.
 
             Example:
               photofs thumbnails photos.sqlite ~/Photos
@@ -34,7 +35,7 @@ struct ThumbnailsCommand: ParsableCommand {
     @Option(help: "The cache directory, if not the default for this library (a cached original is used instead of a fetch).")
     var cacheDir: String?
 
-    @Option(help: ArgumentHelp("The --size the mount uses (original, N or square:N), so names and sizes match it (default: original).",
+    @Option(help: ArgumentHelp("The --size the mount uses (original, N or square:N), so names and sizes match it.",
                                valueName: "size"))
     var size = "original"
 
