@@ -13,24 +13,6 @@ extension Catalog {
         try thumbnail(seq: seq, spec: Catalog.desktopThumbnailSourceSpec)
     }
 
-    /// Which of `seqs` have a desktop thumbnail source kept (one query for a whole listing).
-    public func seqsWithDesktopThumbnailSource(among seqs: [Int64]) throws -> Set<Int64> {
-        guard !seqs.isEmpty else { return [] }
-        return try read { db in
-            var found: Set<Int64> = []
-            // 500 per statement: far below SQLite's 32,766 host parameters, and a listing is rarely longer.
-            for start in stride(from: 0, to: seqs.count, by: 500) {
-                let chunk = Array(seqs[start..<min(seqs.count, start + 500)])
-                let marks = chunk.map { _ in "?" }.joined(separator: ",")
-                let values = try DatabaseValue.fetchAll(db, sql: """
-                    SELECT photo_seq FROM thumbnail WHERE spec = ? AND photo_seq IN (\(marks))
-                    """, arguments: StatementArguments([Catalog.desktopThumbnailSourceSpec] + chunk.map { $0 as DatabaseValueConvertible }))
-                for value in values { if case .int64(let seq) = value.storage { found.insert(seq) } }
-            }
-            return found
-        }
-    }
-
     /// Keeps desktop thumbnail sources, each only if its photo still has the original it was made for
     /// (`from`): an import may have replaced it meanwhile. Does not move the change counters (derived data).
     public func saveDesktopThumbnailSources(_ sources: [(data: Data, from: PhotoRecord)]) throws {
@@ -74,20 +56,6 @@ extension Catalog {
                 SELECT uri FROM desktop_thumbnail WHERE photo_id NOT IN (SELECT id FROM photo)
                 """, arguments: [position])
             return rows.compactMap { ColumnReader($0, table: "desktop_thumbnail").lenientText(0) }
-        }
-    }
-
-    /// The URIs thumbnails were written for, for each of these photos.
-    public func desktopThumbnailURIs(photoIDs: [String]) throws -> [String: [String]] {
-        guard !photoIDs.isEmpty else { return [:] }
-        return try read { db in
-            var found: [String: [String]] = [:]
-            for id in Set(photoIDs) {
-                for row in try Row.fetchAll(db, sql: "SELECT uri FROM desktop_thumbnail WHERE photo_id = ?", arguments: [id]) {
-                    if let uri = ColumnReader(row, table: "desktop_thumbnail").lenientText(0) { found[id, default: []].append(uri) }
-                }
-            }
-            return found
         }
     }
 

@@ -21,9 +21,4 @@ public enum DesktopThumbnailSize: String, CaseIterable, Sendable {
 
     /// The directory under `thumbnails/` ("normal", "large", "x-large", "xx-large").
     public var directoryName: String { rawValue }
-
-    /// The order GLib 2.74 looks in (gio/glocalfileinfo.c, get_thumbnail_attributes): the first of these holding
-    /// a regular file for the URI is the one `thumbnail::path` names and `thumbnail::is-valid` judges, so a
-    /// stale larger thumbnail hides a current smaller one.
-    public static let glibLookupOrder: [DesktopThumbnailSize] = [.xxLarge, .xLarge, .large, .normal]
 }

@@ -46,7 +46,7 @@ public struct DesktopThumbnailOptions: Sendable {
 
 /// One file of the mount whose thumbnails should exist: where it is, and what a valid thumbnail says of it.
 public struct DesktopThumbnailTarget: Sendable, Equatable {
-    public var path: String
+    public let path: String
     public var seq: Int64
     public var mtime: Int64
     /// The size `stat` shows (nil when not known yet: a sized mount's variant not rendered yet).
@@ -58,11 +58,14 @@ public struct DesktopThumbnailTarget: Sendable, Equatable {
     public init(path: String, seq: Int64, mtime: Int64, size: Int64?, mimeType: String?, mayFetchOriginal: Bool = false) {
         self.path = path; self.seq = seq; self.mtime = mtime; self.size = size; self.mimeType = mimeType
         self.mayFetchOriginal = mayFetchOriginal
+        uris = DesktopThumbnailTarget.uris(of: path)
     }
 
     /// Every URI file managers name this file by: GLib's, and KDE's on Qt 6 and Qt 5 (one when they agree,
     /// which is unless the name holds `;`, `[` or `]`).
-    var uris: [String] { DesktopThumbnailTarget.uris(of: path) }
+    /// Made once: a listing's targets are checked in `isKnownCurrent`, `prepare` and the job, and each
+    /// spelling escapes the whole path.
+    let uris: [String]
 
     static func uris(of path: String) -> [String] {
         var uris = [FileURI.glib(path: path)]

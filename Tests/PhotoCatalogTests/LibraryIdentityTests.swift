@@ -139,7 +139,7 @@ final class LibraryIdentityTests: XCTestCase {
         let catalog = try Catalog(path: library)
         XCTAssertEqual(try catalog.renditions(seq: 1), [], "the v2 tables exist")
         XCTAssertEqual(try catalog.albums(), [], "the v3 tables exist")
-        XCTAssertEqual(try catalog.desktopThumbnailURIs(photoIDs: ["1"]), [:], "the v4 table exists")
+        XCTAssertEqual(try catalog.outdatedDesktopThumbnailURIs(removedAfter: 0), [], "the v4 table exists")
         XCTAssertEqual(try pragma(library, "user_version"), 4)
         XCTAssertEqual(try pragma(library, "application_id"), Int64(Schema.applicationID))
     }
