@@ -26,10 +26,11 @@ extension PhotoFilesystem {
 
     /// The files of a listing that get thumbnails, with what a valid thumbnail must say of each; `directory`
     /// is the listing's absolute path.
-    func desktopThumbnailTargets(in listing: DirectoryListing, directory: String,
-                                 mayFetchOriginal: Bool = false) -> [DesktopThumbnailTarget] {
+    /// `including` picks photos by seq before any target (and its URIs) is made.
+    func desktopThumbnailTargets(in listing: DirectoryListing, directory: String, mayFetchOriginal: Bool = false,
+                                 including: (Int64) -> Bool = { _ in true }) -> [DesktopThumbnailTarget] {
         listing.entries.compactMap { entry -> DesktopThumbnailTarget? in
-            guard case .photo(let seq) = entry.node else { return nil }
+            guard case .photo(let seq) = entry.node, including(seq) else { return nil }
             // A sized mount's file is the variant: its size once rendered, else no Thumb::Size (optional in
             // the standard; GLib then checks the mtime only).
             let size = variants.map { $0.knownSize(of: seq) } ?? entry.attributes.size
@@ -81,8 +82,8 @@ extension PhotoFilesystem {
         guard let new, let newDirectory else { return }
         writer.remember(directory: node, path: newDirectory)
         // Only photos this mount made thumbnails for: the others get theirs when their folder is listed.
-        let targets = desktopThumbnailTargets(in: new, directory: newDirectory)
-            .filter { writer.hasWritten($0.seq) && !writer.isKnownCurrent($0) }
+        let targets = desktopThumbnailTargets(in: new, directory: newDirectory, including: writer.hasWritten)
+            .filter { !writer.isKnownCurrent($0) }
         if !targets.isEmpty { writer.prepare(targets, wait: .none) }
     }
 
