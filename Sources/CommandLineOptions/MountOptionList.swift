@@ -114,6 +114,7 @@ public enum MountOptionList {
         case .prefetch: return "3"
         case .connectTimeout: return "10"
         case .stallTimeout: return "30"
+        case .proxy: return "http://proxy.home:3128"
         case .backupTools: return "\"rsync,tar\""
         case .desktopThumbnails: return "off"
         case .logLevel: return "debug"

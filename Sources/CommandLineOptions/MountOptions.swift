@@ -14,6 +14,7 @@ public enum MountOption: String, CaseIterable, Sendable {
     case prefetch
     case connectTimeout = "connect-timeout"
     case stallTimeout = "stall-timeout"
+    case proxy
     case backupTools = "backup-tools"
     case desktopThumbnails = "desktop-thumbnails"
     case allowNonempty = "allow-nonempty"
@@ -62,6 +63,9 @@ public struct MountSettings: Equatable, Sendable {
     public var prefetch = 3
     public var connectTimeout: Double = 10
     public var stallTimeout: Double = 30
+    /// The HTTP proxy every request goes through: nil = libcurl's default (the standard variables
+    /// `http_proxy`, `https_proxy`, `all_proxy`, `no_proxy`); "" = none, whatever the environment says.
+    public var proxy: String?
     /// nil: the file system's own default list.
     public var backupTools: [String]?
     /// Write freedesktop thumbnails of listed photos into the user's thumbnail cache.
@@ -140,6 +144,8 @@ public struct MountSettings: Equatable, Sendable {
         case .stallTimeout:
             // libcurl's low-speed limit counts whole seconds, hence at least 1.
             stallTimeout = try Self.seconds(value, in: 1...86_400, name: name, what: "seconds, 1 to 86400")
+        case .proxy:
+            proxy = try ProxySetting.parse(value, name: name)
         case .backupTools:
             backupTools = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         case .desktopThumbnails:

@@ -16,6 +16,9 @@ public struct HTTPConfiguration: Sendable {
     /// The longest single wait between attempts, whatever Retry-After asks.
     public var retryMaxDelay: TimeInterval = 30
     public var userAgent = "photofs/0.1"
+    /// The proxy for every request: nil leaves libcurl's default (the `http_proxy`, `https_proxy`,
+    /// `all_proxy` and `no_proxy` variables); "" means none, whatever the environment says.
+    public var proxy: String?
     public init() {}
 
     /// Delay before attempt `attempt + 1`: base × 2^(attempt-1), plus up to 50% jitter, or what the origin
@@ -264,6 +267,7 @@ public final class HTTPClient: @unchecked Sendable {
         photofs_curl_set_data_fn(handle, CURLOPT_WRITEFUNCTION, bodyCallback)
         photofs_curl_set_pointer(handle, CURLOPT_WRITEDATA, userdata)
         if method == .head { photofs_curl_set_long(handle, CURLOPT_NOBODY, 1) }
+        if let proxy = configuration.proxy { photofs_curl_set_string(handle, CURLOPT_PROXY, proxy) }
         var headerList: UnsafeMutablePointer<curl_slist>?
         for header in headers { headerList = curl_slist_append(headerList, header) }
         defer { curl_slist_free_all(headerList) }

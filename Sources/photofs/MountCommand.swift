@@ -79,6 +79,10 @@ struct MountCommand: ParsableCommand {
                                valueName: "seconds"))
     var stallTimeout: String?
 
+    @Option(help: ArgumentHelp("HTTP proxy for every request, e.g. a caching nginx that several mounts share so each photo leaves the origin once (http://proxy.home:3128, or none to ignore the environment). Without it the standard variables apply (http_proxy, https_proxy, all_proxy, no_proxy); a proxy needing a password goes there, not here (the command line is public). -o proxy=URL.",
+                               valueName: "url"))
+    var proxy: String?
+
     @Option(help: ArgumentHelp("Largest size of the photo cache (K, M, G suffixes); least recently used photos go first (default: 2G). -o cache_size=SIZE.",
                                valueName: "size"))
     var cacheSize: String?
@@ -123,6 +127,7 @@ struct MountCommand: ParsableCommand {
         given[.cacheDir] = cacheDir
         given[.connectTimeout] = connectTimeout
         given[.stallTimeout] = stallTimeout
+        given[.proxy] = proxy
         given[.cacheSize] = cacheSize
         given[.maxDownloads] = maxDownloads
         given[.prefetch] = prefetch
@@ -166,6 +171,7 @@ struct MountCommand: ParsableCommand {
         var http = HTTPConfiguration()
         http.connectTimeout = settings.connectTimeout
         http.stallTimeout = settings.stallTimeout
+        http.proxy = settings.proxy
         var options = FilesystemOptions()
         options.variant = settings.variant
         options.renderOptions = settings.renderOptions
@@ -190,7 +196,8 @@ struct MountCommand: ParsableCommand {
             throw CommandFailure("\(error)")
         }
         logger.info("mounted", metadata: ["library": "\(library)", "mountpoint": "\(mountpoint)",
-                                          "cache": "\(cacheDirectory.path)"])
+                                          "cache": "\(cacheDirectory.path)",
+                                          "proxy": "\(ProxySetting.describe(configured: settings.proxy, environment: ProcessInfo.processInfo.environment))"])
         report(ready: true)
         filesystem.startWatchingCatalog()
         let status = session.run()

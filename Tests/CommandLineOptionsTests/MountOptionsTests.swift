@@ -16,6 +16,7 @@ final class MountOptionsTests: XCTestCase {
         (.prefetch, "0", { $0.prefetch == 0 }),
         (.connectTimeout, "2.5", { $0.connectTimeout == 2.5 }),
         (.stallTimeout, "60", { $0.stallTimeout == 60 }),
+        (.proxy, "http://proxy.home:3128", { $0.proxy == "http://proxy.home:3128" }),
         (.backupTools, "rsync,borg", { $0.backupTools == ["rsync", "borg"] }),
         (.desktopThumbnails, "off", { !$0.desktopThumbnails }),
         (.logLevel, "DEBUG", { $0.logLevel == "debug" }),

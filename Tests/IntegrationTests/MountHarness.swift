@@ -93,12 +93,13 @@ final class MountHarness {
 
     /// Mounts in the foreground as a child process (so the test knows its pid and exit status) and waits
     /// until the kernel shows the mount.
-    func mount(extra: [String] = []) throws {
+    func mount(extra: [String] = [], environment: [String: String] = [:]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: MountHarness.binary)
         process.arguments = ["mount", library, mountpoint, "--cache-dir", cacheDirectory, "--foreground",
                              "--log-level", "debug"] + (desktopThumbnails ? [] : ["--desktop-thumbnails", "off"]) + extra
         process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": xdgCacheHome]) { $1 }
+            .merging(environment) { $1 }
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = FileHandle(forWritingAtPath: logPath)!
         log.seekToEndOfFile()
