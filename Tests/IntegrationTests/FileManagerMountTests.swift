@@ -172,8 +172,18 @@ final class FileManagerMountTests: XCTestCase {
 
     /// HOME, XDG directories and libfm's configuration under the harness root: thumbnails on (libfm's
     /// defaults, written out so a changed default cannot turn the test into one that cannot fail), 128 px
-    /// thumbnail view (what libfm shows by default: read from `thumbnails/normal`), no size limit, no cursor
-    /// blink (a still screen means pcmanfm has finished), no session bus (nothing outlives the test).
+    /// thumbnail view (what libfm shows by default: read from `thumbnails/normal`), no cursor blink (a still
+    /// screen means pcmanfm has finished), no session bus (nothing outlives the test).
+    ///
+    /// `thumbnail_max` is libfm's default and Debian's /etc/xdg/libfm/libfm.conf value, 2048, on purpose.
+    /// pcmanfm 1.3.2 loads its configuration a second time about 120 ms after starting, while its loader
+    /// thread is already reading thumbnails (seen with an LD_PRELOAD shim logging fm_config_load_from_file
+    /// and gdk-pixbuf calls: the reload came after 98 of 200), and a load applies the system file before
+    /// the user's. With 0 here the value went 0 → 2048 → 0 under the loader, whose
+    /// `if (thumbnail_max > 0) { gdk_pixbuf_get_file_info; if (w * h > thumbnail_max << 10) return NULL }`
+    /// then saw 2048, then 0, refused a valid 96×128 thumbnail and drew that photo from its original: the
+    /// one photo opened in about 1 run in 10 (the refused thumbnail's only call was get_file_info, w=96
+    /// h=128). With the same value in both files the reload changes nothing.
     func fileManagerEnvironment(display: String) throws -> [String: String] {
         let home = harness.root.appendingPathComponent("home")
         let config = home.appendingPathComponent(".config")
@@ -184,7 +194,7 @@ final class FileManagerMountTests: XCTestCase {
         try """
             [config]
             thumbnail_local=1
-            thumbnail_max=0
+            thumbnail_max=2048
 
             [ui]
             show_thumbnail=1
