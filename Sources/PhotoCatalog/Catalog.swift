@@ -357,6 +357,22 @@ public final class Catalog: @unchecked Sendable {
         }
     }
 
+    /// Every available photo's listing row with its stored `moment_year`, in seq order: one scan of the
+    /// table in its own order (no index lookups, no sort) that a mount groups into all its year and
+    /// photographer listings at once (`photos(inYear:)` and `photos(inRegion:photographer:)` select by the
+    /// stored year, which is what the second value is; nil when it is not an integer). At most `limit` rows.
+    public func listingRowsOfAllPhotos(limit: Int) throws -> [(photo: PhotoRecord, storedYear: Int64?)] {
+        try read { db in
+            try decodeAll(Row.fetchCursor(db, sql: """
+                SELECT \(PhotoRecord.listingColumns), moment_year FROM photo WHERE available ORDER BY seq LIMIT ?
+                """, arguments: [limit])) { row in
+                // INTEGER affinity stores an integral real as an integer, so an integer is the only value
+                // `moment_year = ?` with a year can match.
+                (try PhotoRecord.decode(listingRow: row), ColumnReader(row, table: "photo").lenientInteger(11))
+            }
+        }
+    }
+
     /// The most recently opened available photos, newest first.
     public func recentPhotos(limit: Int) throws -> [PhotoRecord] {
         try read { db in

@@ -73,6 +73,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Extended attributes by node, dropped with the listings (ExtendedAttributeReplies.swift).
     let extendedAttributeLists = StampedCache<Node, ExtendedAttributeList>(limit: 4096)
     let recent: RecentOpens
+    /// The scan that builds every year and photographer listing after mount (ListingPrebuild.swift).
+    let listingPrebuild = ListingPrebuild()
     /// What the caches above were built from: the catalog's counters and the in-memory recents' counter.
     private var seenGeneration: (catalog: Catalog.Generation?, memory: Int)
     private var watching = false
@@ -157,6 +159,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
         lock.lock()
         watching = true
         lock.unlock()
+        let prebuild = Thread { [weak self] in self?.prebuildPhotoListings() }
+        prebuild.name = "listing-prebuild"
+        prebuild.qualityOfService = .utility
+        prebuild.start()
         let thread = Thread { [weak self] in
             while let self, self.isWatching {
                 self.watcherWake.lock()
@@ -458,6 +464,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     func listing(of node: Node) throws -> DirectoryListing {
         let cache = node == .recent ? recentListing : listings
+        if cache.value(for: node) == nil, PhotoFilesystem.isPrebuilt(node) {
+            // Built in a moment by the scan after mount (ListingPrebuild.swift); 10 s bounds a stuck catalog.
+            listingPrebuild.waitWhileRunning(timeout: 10)
+        }
         return try cache.value(for: node) {
             let started = DispatchTime.now()
             let built = try catalogRead(logging: logger) { try build(node) }
@@ -505,7 +515,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     /// Listings store a photo's link count without /recent (2 + its albums); `current` adds /recent's at
     /// reply time, so a photo entering /recent does not invalidate every listing that shows it.
-    private func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) -> DirectoryListing {
+    func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) -> DirectoryListing {
         TreeBuilder.photos(photos, in: node, style: style, fileExtension: variantExtension) {
             TreeBuilder.linkCount(of: $0, inRecent: false)
         }
