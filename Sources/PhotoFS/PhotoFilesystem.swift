@@ -93,6 +93,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private var openers = RecentOpeners()
     /// Directories listed most recently (newest last): where prefetch looks for "the next photos".
     private var recentlyListed: [DirectoryListing] = []
+    /// Where in each of those the last photo opened from it was (by the listing's node).
+    private var lastOpenedPosition: [Node: Int] = [:]
     private let prefetcher = DispatchQueue(label: "photofs.prefetch")
     /// Told what to drop from the kernel's caches after a catalog change (the FUSE adapter's notify calls).
     /// Directory entries are only ever invalidated from the watcher or the recent writer, never from inside a
@@ -457,7 +459,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         recentlyListed.removeAll { $0.attributes.node == node }
         recentlyListed.append(listing)
         // 8 directories: a file manager has a few windows open; older listings are not "what's next".
-        if recentlyListed.count > 8 { recentlyListed.removeFirst() }
+        if recentlyListed.count > 8 { lastOpenedPosition[recentlyListed.removeFirst().attributes.node] = nil }
         lock.unlock()
         return listing
     }
@@ -570,9 +572,29 @@ public final class PhotoFilesystem: @unchecked Sendable {
     }
 
     private func recentListing(containing inode: UInt64) -> DirectoryListing? {
+        recentPosition(of: inode)?.listing
+    }
+
+    /// The most recently listed directory holding `inode`, and where. A program going through a folder opens
+    /// the entry after the one it opened last, so that one is looked at first: a linear search of the
+    /// newest 8 listings cost ~100 µs per open in a 17,500-photo year (every open of a warm re-read).
+    private func recentPosition(of inode: UInt64) -> (listing: DirectoryListing, index: Int)? {
         lock.lock()
         defer { lock.unlock() }
-        return recentlyListed.last { $0.entries.contains { $0.attributes.inode == inode } }
+        for listing in recentlyListed.reversed() {
+            let entries = listing.entries
+            if let last = lastOpenedPosition[listing.attributes.node] {
+                for guess in [last + 1, last] where entries.indices.contains(guess) && entries[guess].attributes.inode == inode {
+                    lastOpenedPosition[listing.attributes.node] = guess
+                    return (listing, guess)
+                }
+            }
+            if let index = entries.firstIndex(where: { $0.attributes.inode == inode }) {
+                lastOpenedPosition[listing.attributes.node] = index
+                return (listing, index)
+            }
+        }
+        return nil
     }
 
     /// An entry's attributes as of now: a photo's link count includes its name in /recent, and the three
@@ -738,8 +760,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Queues the next `prefetchCount` photos after `inode` in the most recently listed directory holding it.
     private func prefetchAfter(_ inode: UInt64) {
         guard options.prefetchCount > 0 else { return }
-        guard let entries = recentListing(containing: inode)?.entries,
-              let index = entries.firstIndex(where: { $0.attributes.inode == inode }) else { return }
+        guard let (listing, index) = recentPosition(of: inode) else { return }
+        let entries = listing.entries
         let next = entries[(index + 1)...].prefix(options.prefetchCount).compactMap { entry -> Int64? in
             if case .photo(let seq) = entry.node { return seq }
             return nil
