@@ -295,6 +295,42 @@ public final class Catalog: @unchecked Sendable {
         }
     }
 
+    /// The regions `regions()` lists, without the two aggregates over their photos (newest moment, any
+    /// public photo; left 0 and false): a mount's scan of every photo computes those itself.
+    public func regionsWithoutAggregates() throws -> [RegionRecord] {
+        try read { db in
+            try decodeAll(Row.fetchCursor(db, sql: """
+                SELECT id, name, photo_count, photographer_count FROM region WHERE photo_count > 0 ORDER BY id
+                """)) { row in
+                var reader = ColumnReader(row, table: "region")
+                reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
+                let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
+                reader.key = "id \(id)"
+                return RegionRecord(
+                    id: id, name: reader.displayText(1),
+                    photoCount: Int(try reader.integer(2, "photo_count", in: CatalogLimits.countRange)),
+                    photographerCount: Int(try reader.integer(3, "photographer_count", in: CatalogLimits.countRange)),
+                    newestMomentAt: 0, hasPublicPhotos: false)
+            }
+        }
+    }
+
+    /// Every photographer as `photographers(inRegion:)` decodes them (newest moment 0, not public: a
+    /// mount's scan fills those per region), by id.
+    public func photographersWithoutAggregates() throws -> [Int64: PhotographerRecord] {
+        try read { db in
+            let rows = try decodeAll(Row.fetchCursor(db, sql: "SELECT id, owner, name FROM photographer")) { row in
+                var reader = ColumnReader(row, table: "photographer")
+                reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
+                let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
+                reader.key = "id \(id)"
+                return PhotographerRecord(id: id, owner: try reader.text(1, "owner"), name: reader.displayText(2),
+                                          newestMomentAt: 0, hasPublicPhotos: false)
+            }
+            return Dictionary(rows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
     public func region(id: Int64) throws -> RegionRecord? {
         try regions().first { $0.id == id }
     }

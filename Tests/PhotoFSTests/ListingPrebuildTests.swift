@@ -33,6 +33,8 @@ final class ListingPrebuildTests: XCTestCase {
             photo.placeID = [nil, "sf", "kyoto", "osaka"][index % 4]
             if index == 7 { photo.momentAt = -2_000_000_000 }
             photo.momentYear = Self.year(of: photo.momentAt)
+            // A few public photos, all in San Francisco: a directory's mode says whether it holds one.
+            photo.visibility = index % 4 == 1 && index % 11 == 0 ? .everyone : index % 3 == 0 ? .friends : .privateOnly
             return ImportedPhoto(photo: photo, owner: "owner\(index % 3)@N0\(index % 3)", ownerName: ["Ana", "Bo", "Ana"][index % 3])
         }
         _ = try catalog.applyImport(places: places, photos: photos)
@@ -79,15 +81,21 @@ final class ListingPrebuildTests: XCTestCase {
     func testPrebuiltListingsEqualThoseBuiltFolderByFolder() throws {
         let prebuilt = filesystem()
         let stored = prebuilt.prebuildPhotoListings()
-        let yearsAndPhotographers = try walk(filesystem()).keys.filter {
-            switch Node(inode: $0) {
-            case .year, .photographer: return true
-            default: return false
+        let folders = try walk(filesystem()).keys.compactMap { Node(inode: $0) }
+        let scanned = folders.filter {
+            switch $0 {
+            case .recent, .album: return false
+            default: return true
             }
         }
-        XCTAssertGreaterThan(yearsAndPhotographers.count, 10, "the fixture spreads photos over many folders")
-        XCTAssertEqual(stored, yearsAndPhotographers.count, "every year and photographer folder is prebuilt")
+        XCTAssertGreaterThan(folders.filter { if case .photographer = $0 { true } else { false } }.count, 6,
+                             "the fixture spreads photos over many folders")
+        XCTAssertEqual(stored, scanned.count, "every folder but /recent and albums' comes from the scan")
         XCTAssertEqual(try walk(prebuilt), try walk(filesystem()))
+        // Entries carry the aggregates (sizes, times, modes, link counts): the same down to them.
+        let regions = try prebuilt.listing(of: Node.regions.inode)
+        XCTAssertEqual(regions.entries.map(\.attributes), try filesystem().listing(of: Node.regions.inode).entries.map(\.attributes))
+        XCTAssertEqual(Set(regions.entries.map(\.attributes.isPrivate)).count, 2, "some regions hold a public photo, some do not")
         let fog = try walk(prebuilt).values.joined().filter { $0.name.hasPrefix("Fog") }
         XCTAssertGreaterThan(Set(fog.map(\.name)).count, 10, "clashing titles got distinct names")
     }
