@@ -54,7 +54,8 @@ extension PhotoFilesystem {
               let directory = absoluteDirectoryPath(of: listing.attributes.node, writer: writer) else { return }
         writer.remember(directory: listing.attributes.node, path: directory)
         let mayFetchOriginal = lister.map(UncountedOpeners.isThumbnailing) ?? false
-        let targets = desktopThumbnailTargets(in: listing, directory: directory, mayFetchOriginal: mayFetchOriginal)
+        let targets = desktopThumbnailTargets(in: listing, directory: directory, mayFetchOriginal: mayFetchOriginal,
+                                              including: { !writer.isSettled($0, mayFetchOriginal: mayFetchOriginal) })
             .filter { !writer.isKnownCurrent($0) }
         guard !targets.isEmpty else { return }
         let started = DispatchTime.now()

@@ -128,6 +128,41 @@ final class DesktopThumbnailWriterTests: XCTestCase {
         fs.desktopThumbnails?.stop()
     }
 
+    func testASourceThatCannotBeFetchedIsNotTriedByEveryListingUntilItsDeferralEnds() throws {
+        // A second library whose photos' only rendition is a URL the origin answers 404.
+        let other = try Catalog(path: root.appendingPathComponent("missing.sqlite").path)
+        let base = "http://127.0.0.1:\(origin.port)"
+        _ = try other.applyImport(places: [], photos: origin.photos.enumerated().map { index, photo in
+            ImportedPhoto(photo: PhotoRecord(id: photo.id, title: "Photo \(index)", momentAt: 1_600_000_000 + Int64(index) * 3600,
+                                             momentYear: 2020, originalURL: base + origin.imagePath(photoID: photo.id)!,
+                                             byteSize: Int64(photo.image.data.count), contentType: photo.image.contentType),
+                          owner: photo.owner, ownerName: photo.ownerName ?? photo.owner,
+                          renditions: [Rendition(label: "n", url: "\(base)/missing/\(photo.id)_n.jpg", width: 320, height: 240)])
+        })
+        var options = FilesystemOptions()
+        options.prefetchCount = 0
+        options.desktopThumbnails = DesktopThumbnailOptions(
+            store: DesktopThumbnailStore(root: root.appendingPathComponent("thumbnails")), mountpoint: "/mnt/p")
+        options.desktopThumbnails?.waitPerPhoto = 10
+        options.desktopThumbnails?.maxWait = 60
+        let fs = PhotoFilesystem(catalog: other, cache: cache, options: options, logger: logger)
+        let attempts = { self.origin.photos.reduce(0) { $0 + self.origin.requestCount(method: "GET", path: "/missing/\($1.id)_n.jpg") } }
+
+        _ = try fs.openDirectory(Node.year(2020).inode) // waits until every fetch has failed
+        XCTAssertEqual(attempts(), 4, "each missing rendition asked for once (a 404 is not retried)")
+        let started = Date()
+        _ = try fs.openDirectory(Node.year(2020).inode)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1, "nothing left to wait for")
+        XCTAssertEqual(attempts(), 4, "the next listing does not ask again while the deferral runs")
+        XCTAssertEqual(origin.requestCount(method: "GET", path: origin.imagePath(photoID: origin.photos[0].id)!), 0,
+                       "and no original instead: ls is not a file manager")
+        // An import may have brought new renditions: the catalog's change ends every deferral.
+        fs.desktopThumbnails?.catalogChanged()
+        _ = try fs.openDirectory(Node.year(2020).inode)
+        XCTAssertEqual(attempts(), 8)
+        fs.desktopThumbnails?.stop()
+    }
+
     func eventually(_ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(10)
         while !condition() && Date() < deadline { usleep(2_000) }
