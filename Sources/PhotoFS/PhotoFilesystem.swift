@@ -575,24 +575,22 @@ public final class PhotoFilesystem: @unchecked Sendable {
         recentPosition(of: inode)?.listing
     }
 
-    /// The most recently listed directory holding `inode`, and where. A program going through a folder opens
-    /// the entry after the one it opened last, so that one is looked at first: a linear search of the
-    /// newest 8 listings cost ~100 µs per open in a 17,500-photo year (every open of a warm re-read).
-    private func recentPosition(of inode: UInt64) -> (listing: DirectoryListing, index: Int)? {
+    /// The most recently listed directory holding `inode`, where, and whether the open before it from that
+    /// directory was the entry just after it (a viewer stepping backwards). A program going through a
+    /// folder opens a neighbour of the entry it opened last, so those are looked at first: a linear search
+    /// of the newest 8 listings ran on every open, whatever the folder's size.
+    private func recentPosition(of inode: UInt64) -> (listing: DirectoryListing, index: Int, backwards: Bool)? {
         lock.lock()
         defer { lock.unlock() }
         for listing in recentlyListed.reversed() {
             let entries = listing.entries
-            if let last = lastOpenedPosition[listing.attributes.node] {
-                for guess in [last + 1, last] where entries.indices.contains(guess) && entries[guess].attributes.inode == inode {
-                    lastOpenedPosition[listing.attributes.node] = guess
-                    return (listing, guess)
-                }
-            }
-            if let index = entries.firstIndex(where: { $0.attributes.inode == inode }) {
-                lastOpenedPosition[listing.attributes.node] = index
-                return (listing, index)
-            }
+            let node = listing.attributes.node
+            let last = lastOpenedPosition[node]
+            let guesses = last.map { [$0 + 1, $0 - 1, $0] } ?? []
+            guard let index = guesses.first(where: { entries.indices.contains($0) && entries[$0].attributes.inode == inode })
+                    ?? entries.firstIndex(where: { $0.attributes.inode == inode }) else { continue }
+            lastOpenedPosition[node] = index
+            return (listing, index, last == index + 1)
         }
         return nil
     }
@@ -757,12 +755,17 @@ public final class PhotoFilesystem: @unchecked Sendable {
                              etag: photo.etag)
     }
 
-    /// Queues the next `prefetchCount` photos after `inode` in the most recently listed directory holding it.
+    /// Queues the next `prefetchCount` photos after `inode` (before it, when the opener is going backwards) in
+    /// the most recently listed directory holding it.
     private func prefetchAfter(_ inode: UInt64) {
         guard options.prefetchCount > 0 else { return }
-        guard let (listing, index) = recentPosition(of: inode) else { return }
+        guard let (listing, index, backwards) = recentPosition(of: inode) else { return }
         let entries = listing.entries
-        let next = entries[(index + 1)...].prefix(options.prefetchCount).compactMap { entry -> Int64? in
+        // Onwards, or backwards for a viewer going back through the folder (each step the entry before).
+        let count = options.prefetchCount
+        let ahead = backwards ? Array(entries[max(0, index - count)..<index].reversed())
+                              : Array(entries[(index + 1)..<min(entries.count, index + 1 + count)])
+        let next = ahead.compactMap { entry -> Int64? in
             if case .photo(let seq) = entry.node { return seq }
             return nil
         }

@@ -1,0 +1,86 @@
+// Which photos an open downloads ahead: the ones after it in its folder, or before it when the opener is
+// stepping backwards (each open the entry before the last); found at once however the folder was entered.
+import Foundation
+import Logging
+import PhotoCatalog
+import PhotoContent
+import PhotoFS
+import PhotoTree
+import XCTest
+
+final class PrefetchDirectionTests: XCTestCase {
+    var fixture: FilesystemFixture!
+    var filesystem: PhotoFilesystem!
+    var entries: [DirectoryEntry] = []
+
+    override func setUpWithError() throws {
+        fixture = try FilesystemFixture(photos: 12)
+        var options = FilesystemOptions()
+        options.prefetchCount = 2
+        filesystem = PhotoFilesystem(catalog: fixture.catalog, cache: fixture.cache, options: options,
+                                     logger: Logger(label: "test"))
+        entries = try filesystem.listing(of: fixture.yearInode).entries
+        XCTAssertEqual(entries.count, 12)
+    }
+
+    override func tearDown() {
+        filesystem.stopWatchingCatalog()
+        fixture = nil
+    }
+
+    func isCached(_ index: Int) throws -> Bool {
+        guard case .photo(let seq) = entries[index].node, let photo = try fixture.catalog.photo(seq: seq),
+              let size = photo.byteSize, let type = photo.contentType else { return false }
+        let source = ContentSource(photoID: photo.id, url: photo.originalURL, expectedSize: size, contentType: type,
+                                   etag: photo.etag)
+        return fixture.cache.cachedPath(for: source) != nil
+    }
+
+    /// Opens (and closes) the entry at `index`, as a viewer showing it would.
+    func view(_ index: Int) throws {
+        let reply = try filesystem.open(inode: entries[index].attributes.inode)
+        _ = try fixture.readAll(reply.handle)
+        filesystem.release(reply.handle)
+    }
+
+    /// Waits until the prefetches queued so far have ended: what was queued is cached or failed.
+    func settle(_ expected: [Int]) -> Bool {
+        eventuallyTrue(within: 10) { try expected.allSatisfy(isCached) }
+    }
+
+    func testStepsForwardPrefetchTheNextPhotos() throws {
+        try view(3)
+        XCTAssertTrue(settle([4, 5]), "the two after the one opened")
+        try view(4)
+        XCTAssertTrue(settle([6]))
+        XCTAssertFalse(try isCached(2), "nothing behind a reader going forwards")
+        XCTAssertFalse(try isCached(7), "no more than the prefetch count ahead")
+    }
+
+    func testStepsBackwardsPrefetchThePhotosBefore() throws {
+        try view(9)
+        XCTAssertTrue(settle([10, 11]), "a first open cannot know the direction: it looks ahead")
+        try view(8)
+        XCTAssertTrue(settle([7, 6]), "the entry before the last one opened: the two before it")
+        try view(7)
+        XCTAssertTrue(settle([5]))
+        XCTAssertFalse(try isCached(4), "no more than the prefetch count behind")
+    }
+
+    func testAJumpPrefetchesAfterWhereItLanded() throws {
+        try view(1)
+        XCTAssertTrue(settle([2, 3]))
+        try view(8)
+        XCTAssertTrue(settle([9, 10]), "a jump is not a step back: it looks ahead of where it landed")
+        XCTAssertFalse(try isCached(7))
+    }
+}
+
+private func eventuallyTrue(within timeout: TimeInterval, _ condition: () throws -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if (try? condition()) == true { return true }
+        usleep(20_000)
+    }
+    return (try? condition()) == true
+}
