@@ -105,7 +105,7 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
     private var workers = 0
     private var stopped = false
     /// Photos whose thumbnails cannot be made (no source, undecodable): not retried until the catalog changes.
-    /// A failed fetch is not among them: the next listing tries again.
+    /// A failed fetch is not among them: it is deferred (below).
     private var failed: Set<Int64> = []
     /// Photos not tried again before a time, by seq: one whose fetch failed (the origin unreachable: 60 s,
     /// doubling with each failure up to an hour), or one whose only source is an original a listing that

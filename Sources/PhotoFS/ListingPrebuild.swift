@@ -1,4 +1,4 @@
-// Every listing but albums' and /recent's built in one scan of the catalog right after mount, so a first
+// Every listing but single albums' and /recent's built in one scan of the catalog right after mount, so a first
 // `ls -lR` (or a file manager's first look) finds them ready instead of building each folder's alone.
 import Foundation
 import PhotoCatalog
