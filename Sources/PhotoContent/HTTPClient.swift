@@ -131,18 +131,48 @@ private let headerCallback: photofs_curl_data_fn = { data, size, count, userdata
     let length = size * count
     guard let data, let userdata else { return length }
     let state = Unmanaged<TransferState>.fromOpaque(userdata).takeUnretainedValue()
-    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-        .trimmingCharacters(in: .whitespacesAndNewlines)
-    if line.hasPrefix("HTTP/") {
+    switch HeaderLine.parse(UnsafeRawBufferPointer(start: data, count: length)) {
+    case .statusLine(let status):
         // A new response (after a redirect or a 100 Continue): forget the previous one's headers.
         state.headers = [:]
-        let parts = line.split(separator: " ")
-        if parts.count >= 2, let status = Int(parts[1]) { state.status = status }
-    } else if let colon = line.firstIndex(of: ":") {
-        let name = line[..<colon].lowercased()
-        state.headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        if let status { state.status = status }
+    case .field(let name, let value): state.headers[name] = value
+    case nil: break
     }
     return length
+}
+
+/// One response header line, parsed on its bytes: Foundation's `trimmingCharacters(in:)` and `lowercased()`
+/// per line were a fifth of an import's CPU (its HEADs are nothing but headers: 20,000 of them, 15 s).
+enum HeaderLine {
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+
+    static func trimmed(_ bytes: UnsafeRawBufferPointer.SubSequence) -> UnsafeRawBufferPointer.SubSequence {
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        return bytes[start..<end]
+    }
+
+    enum Parsed: Equatable {
+        /// "HTTP/1.1 200 OK": the status, when it is a number.
+        case statusLine(Int?)
+        /// A field, its name lower-cased and its value trimmed.
+        case field(String, String)
+    }
+
+    /// nil for anything else (the empty line that ends the headers, a line without a colon).
+    static func parse(_ raw: UnsafeRawBufferPointer) -> Parsed? {
+        let line = trimmed(raw[...])
+        if line.starts(with: "HTTP/".utf8) {
+            let parts = line.split(separator: 0x20, omittingEmptySubsequences: true)
+            return .statusLine(parts.count >= 2 ? Int(String(decoding: parts[1], as: UTF8.self)) : nil)
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        // Names are ASCII tokens (RFC 9110 §5.1): lower-cased byte by byte.
+        let name = String(decoding: line[line.startIndex..<colon].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        return .field(name, String(decoding: trimmed(line[(colon + 1)...]), as: UTF8.self))
+    }
 }
 
 private let bodyCallback: photofs_curl_data_fn = { data, size, count, userdata in

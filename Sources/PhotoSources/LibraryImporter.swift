@@ -237,8 +237,7 @@ public final class LibraryImporter {
         report.placesResolved += resolutions.count
 
         // Exact sizes: only originals the catalog does not already know at this URL.
-        var existing: [String: PhotoRecord] = [:]
-        for photo in photos { if let record = try catalog.photo(id: photo.id) { existing[photo.id] = record } }
+        let existing = try catalog.photos(ids: photos.map(\.id))
         let toMeasure = photos.filter { photo in
             guard let old = existing[photo.id] else { return true }
             return old.originalURL != photo.originalURL || !old.isAvailable
