@@ -296,17 +296,7 @@ public final class Catalog: @unchecked Sendable {
                        (SELECT max(\(CatalogLimits.isPublicSQL("p"))) FROM photo p
                         WHERE p.region_id = r.id AND \(CatalogLimits.usablePhotoSQL("p"))) AS public
                 FROM region r WHERE r.photo_count > 0 ORDER BY r.id
-                """)) { row in
-                var reader = ColumnReader(row, table: "region")
-                reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
-                let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
-                reader.key = "id \(id)"
-                return RegionRecord(
-                    id: id, name: reader.displayText(1),
-                    photoCount: Int(try reader.integer(2, "photo_count", in: CatalogLimits.countRange)),
-                    photographerCount: Int(try reader.integer(3, "photographer_count", in: CatalogLimits.countRange)),
-                    newestMomentAt: reader.lenientInteger(4) ?? 0, hasPublicPhotos: (reader.lenientInteger(5) ?? 0) != 0)
-            }
+                """)) { try Catalog.region($0, aggregates: true) }
         }
     }
 
@@ -316,17 +306,7 @@ public final class Catalog: @unchecked Sendable {
         try read { db in
             try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT id, name, photo_count, photographer_count FROM region WHERE photo_count > 0 ORDER BY id
-                """)) { row in
-                var reader = ColumnReader(row, table: "region")
-                reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
-                let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
-                reader.key = "id \(id)"
-                return RegionRecord(
-                    id: id, name: reader.displayText(1),
-                    photoCount: Int(try reader.integer(2, "photo_count", in: CatalogLimits.countRange)),
-                    photographerCount: Int(try reader.integer(3, "photographer_count", in: CatalogLimits.countRange)),
-                    newestMomentAt: 0, hasPublicPhotos: false)
-            }
+                """)) { try Catalog.region($0, aggregates: false) }
         }
     }
 
@@ -334,16 +314,38 @@ public final class Catalog: @unchecked Sendable {
     /// mount's scan fills those per region), by id.
     public func photographersWithoutAggregates() throws -> [Int64: PhotographerRecord] {
         try read { db in
-            let rows = try decodeAll(Row.fetchCursor(db, sql: "SELECT id, owner, name FROM photographer")) { row in
-                var reader = ColumnReader(row, table: "photographer")
-                reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
-                let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
-                reader.key = "id \(id)"
-                return PhotographerRecord(id: id, owner: try reader.text(1, "owner"), name: reader.displayText(2),
-                                          newestMomentAt: 0, hasPublicPhotos: false)
+            let rows = try decodeAll(Row.fetchCursor(db, sql: "SELECT id, owner, name FROM photographer")) {
+                try Catalog.photographer($0, aggregates: false)
             }
             return Dictionary(rows.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         }
+    }
+
+    /// A region row: id, name, photo_count, photographer_count, then with `aggregates` its newest moment and
+    /// whether it holds a public photo (else 0 and false).
+    static func region(_ row: Row, aggregates: Bool) throws -> RegionRecord {
+        var reader = ColumnReader(row, table: "region")
+        reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
+        let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
+        reader.key = "id \(id)"
+        return RegionRecord(
+            id: id, name: reader.displayText(1),
+            photoCount: Int(try reader.integer(2, "photo_count", in: CatalogLimits.countRange)),
+            photographerCount: Int(try reader.integer(3, "photographer_count", in: CatalogLimits.countRange)),
+            newestMomentAt: aggregates ? reader.lenientInteger(4) ?? 0 : 0,
+            hasPublicPhotos: aggregates && (reader.lenientInteger(5) ?? 0) != 0)
+    }
+
+    /// A photographer row: id, owner, name, then with `aggregates` the newest moment and whether a public
+    /// photo is among those counted (else 0 and false).
+    static func photographer(_ row: Row, aggregates: Bool) throws -> PhotographerRecord {
+        var reader = ColumnReader(row, table: "photographer")
+        reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
+        let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
+        reader.key = "id \(id)"
+        return PhotographerRecord(id: id, owner: try reader.text(1, "owner"), name: reader.displayText(2),
+                                  newestMomentAt: aggregates ? reader.lenientInteger(3) ?? 0 : 0,
+                                  hasPublicPhotos: aggregates && (reader.lenientInteger(4) ?? 0) != 0)
     }
 
     public func region(id: Int64) throws -> RegionRecord? {
@@ -358,15 +360,7 @@ public final class Catalog: @unchecked Sendable {
                 FROM photo p JOIN photographer g ON g.id = p.photographer_id
                 WHERE p.region_id = ? AND \(CatalogLimits.usablePhotoSQL("p"))
                 GROUP BY g.id ORDER BY g.id
-                """, arguments: [regionID])) { row in
-                var reader = ColumnReader(row, table: "photographer")
-                reader.key = "id \(ColumnReader.keyText(reader.value(0)))"
-                let id = try reader.integer(0, "id", in: CatalogLimits.directoryIDRange)
-                reader.key = "id \(id)"
-                return PhotographerRecord(id: id, owner: try reader.text(1, "owner"), name: reader.displayText(2),
-                                          newestMomentAt: reader.lenientInteger(3) ?? 0,
-                                          hasPublicPhotos: (reader.lenientInteger(4) ?? 0) != 0)
-            }
+                """, arguments: [regionID])) { try Catalog.photographer($0, aggregates: true) }
         }
     }
 
