@@ -42,10 +42,10 @@ extension PhotoFilesystem {
     static let prebuildPhotoLimit = 250_000
 
     /// Reads every available photo once (in table order: no index lookups, no sort) and stores the listing
-    /// of every year and every photographer-in-region folder, exactly as `build` would make each one.
-    /// Measured on 100,000 photos (89 folders): building the folders one by one took 2.6 s of a first
-    /// `ls -lR` (each a `WHERE … ORDER BY` through an index, then a row lookup per photo); see
-    /// docs/benchmarks.md for the scan's time. Returns the number of listings stored.
+    /// of every folder but single albums and /recent, exactly as `build` would make each one. Measured on
+    /// 100,000 photos: the 89 year and photographer folders built one by one took 2.6 s of a first `ls -lR`
+    /// (each a `WHERE … ORDER BY` through an index, then a row lookup per photo); see docs/benchmarks.md
+    /// for the scan's time. Returns the number of listings stored.
     @discardableResult
     public func prebuildPhotoListings() -> Int {
         guard listingPrebuild.begin() else { return 0 }
@@ -64,8 +64,7 @@ extension PhotoFilesystem {
         // photo of the region or year (1.3 s of a first `ls -lR` of 100,000 photos after the folders were
         // prebuilt). Names and counts kept in the region and photographer tables are read as they are.
         if let upper = try? catalogRead(logging: logger, {
-            try PhotoFilesystem.upperFolders(rows.map(\.photo), storedYears: rows.map(\.storedYear),
-                                             regions: catalog.regionsWithoutAggregates(),
+            try PhotoFilesystem.upperFolders(rows, regions: catalog.regionsWithoutAggregates(),
                                              photographers: catalog.photographersWithoutAggregates(),
                                              albums: catalog.albums())
         }) {
@@ -92,6 +91,13 @@ extension PhotoFilesystem {
         }
     }
 
+    /// The year folder a stored `moment_year` puts a photo in: only years /moments shows
+    /// (`CatalogLimits.yearRange`, as `Catalog.years` keeps them); no other year folder can be asked for.
+    static func shownYear(_ stored: Int64?) -> Int? {
+        guard let stored, let year = Int(exactly: stored), CatalogLimits.yearRange.contains(year) else { return nil }
+        return year
+    }
+
     /// A listing to make once the scan has grouped the rows.
     typealias FolderBuild = (Node, (PhotoFilesystem) -> DirectoryListing)
 
@@ -101,8 +107,7 @@ extension PhotoFilesystem {
         var years: [Int: [PhotoRecord]] = [:]
         var photographers: [Node: [PhotoRecord]] = [:]
         for (photo, storedYear) in rows {
-            // Only years /moments shows (1–9999, `Catalog.years`): no other year folder can be asked for.
-            if let year = storedYear, (1...9999).contains(year) { years[Int(year), default: []].append(photo) }
+            if let year = shownYear(storedYear) { years[year, default: []].append(photo) }
             photographers[.photographer(region: photo.regionID, photographer: photo.photographerID), default: []]
                 .append(photo)
         }
@@ -119,7 +124,7 @@ extension PhotoFilesystem {
     /// The root, /regions, /moments, /albums and every region's folder, with the aggregates `Catalog`'s
     /// queries compute over usable photos (the rows that decode: the catalog keeps the SQL and the decoder in
     /// agreement) computed from the scan's rows instead.
-    static func upperFolders(_ photos: [PhotoRecord], storedYears: [Int64?], regions: [RegionRecord],
+    static func upperFolders(_ rows: [(photo: PhotoRecord, storedYear: Int64?)], regions: [RegionRecord],
                              photographers: [Int64: PhotographerRecord], albums: [AlbumRecord]) -> [FolderBuild] {
         struct Aggregate { var count = 0; var newest: Int64?; var isPublic = false
             mutating func add(_ photo: PhotoRecord) {
@@ -130,12 +135,12 @@ extension PhotoFilesystem {
         }
         var all = Aggregate()
         var byRegion: [Int64: Aggregate] = [:]
-        var byYear: [Int64: Aggregate] = [:]
+        var byYear: [Int: Aggregate] = [:]
         var byPhotographer: [Int64: [Int64: Aggregate]] = [:]
-        for (photo, storedYear) in zip(photos, storedYears) {
+        for (photo, storedYear) in rows {
             all.add(photo)
             byRegion[photo.regionID, default: Aggregate()].add(photo)
-            if let storedYear { byYear[storedYear, default: Aggregate()].add(photo) }
+            if let year = shownYear(storedYear) { byYear[year, default: Aggregate()].add(photo) }
             byPhotographer[photo.regionID, default: [:]][photo.photographerID, default: Aggregate()].add(photo)
         }
         let newest = all.newest ?? 0
@@ -145,8 +150,8 @@ extension PhotoFilesystem {
             region.hasPublicPhotos = byRegion[region.id]?.isPublic ?? false
             return region
         }
-        let years = byYear.filter { (1...9999).contains($0.key) }.sorted { $0.key < $1.key }.map {
-            YearRecord(year: Int($0.key), photoCount: $0.value.count, newestMomentAt: $0.value.newest ?? 0,
+        let years = byYear.sorted { $0.key < $1.key }.map {
+            YearRecord(year: $0.key, photoCount: $0.value.count, newestMomentAt: $0.value.newest ?? 0,
                        hasPublicPhotos: $0.value.isPublic)
         }
         var folders: [FolderBuild] = [
