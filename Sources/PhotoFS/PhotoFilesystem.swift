@@ -586,9 +586,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
             let entries = listing.entries
             let node = listing.attributes.node
             let last = lastOpenedPosition[node]
-            let guesses = last.map { [$0 + 1, $0 - 1, $0] } ?? []
-            guard let index = guesses.first(where: { entries.indices.contains($0) && entries[$0].attributes.inode == inode })
-                    ?? entries.firstIndex(where: { $0.attributes.inode == inode }) else { continue }
+            func holds(_ index: Int) -> Bool { entries.indices.contains(index) && entries[index].attributes.inode == inode }
+            let neighbour = last.flatMap { holds($0 + 1) ? $0 + 1 : holds($0 - 1) ? $0 - 1 : holds($0) ? $0 : nil }
+            guard let index = neighbour ?? entries.firstIndex(where: { $0.attributes.inode == inode }) else { continue }
             lastOpenedPosition[node] = index
             return (listing, index, last == index + 1)
         }
