@@ -162,10 +162,4 @@ final class DesktopThumbnailWriterTests: XCTestCase {
         XCTAssertEqual(attempts(), 8)
         fs.desktopThumbnails?.stop()
     }
-
-    func eventually(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while !condition() && Date() < deadline { usleep(2_000) }
-        return condition()
-    }
 }

@@ -80,3 +80,11 @@ struct HarnessFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// Whether `condition` holds within `timeout` seconds, asked every 2 ms (what happens in the background,
+/// polled with a deadline; a condition that throws counts as not holding yet).
+func eventually(within timeout: TimeInterval = 10, _ condition: () throws -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while (try? condition()) != true && Date() < deadline { usleep(2_000) }
+    return (try? condition()) == true
+}

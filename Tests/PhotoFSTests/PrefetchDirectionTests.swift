@@ -45,7 +45,7 @@ final class PrefetchDirectionTests: XCTestCase {
 
     /// Waits until the prefetches queued so far have ended: what was queued is cached or failed.
     func settle(_ expected: [Int]) -> Bool {
-        eventuallyTrue(within: 10) { try expected.allSatisfy(isCached) }
+        eventually { try expected.allSatisfy(isCached) }
     }
 
     func testStepsForwardPrefetchTheNextPhotos() throws {
@@ -74,13 +74,4 @@ final class PrefetchDirectionTests: XCTestCase {
         XCTAssertTrue(settle([9, 10]), "a jump is not a step back: it looks ahead of where it landed")
         XCTAssertFalse(try isCached(7))
     }
-}
-
-private func eventuallyTrue(within timeout: TimeInterval, _ condition: () throws -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if (try? condition()) == true { return true }
-        usleep(20_000)
-    }
-    return (try? condition()) == true
 }
