@@ -193,9 +193,12 @@ static inline int photofs_jpeg_decode(const unsigned char *data, unsigned long s
     jpeg_destroy_decompress(&cinfo);
     return 0;
 }
-/* Reads only the header: dimensions, without decoding a pixel (to pick a DCT scale or refuse a bomb). */
+/* Reads only the header: dimensions, without decoding a pixel (to pick a DCT scale or refuse a bomb), and
+   *coefficient_bytes: what libjpeg allocates at once to decode an image spread over several scans (progressive,
+   or sequential with one component per scan): the whole image's DCT coefficients, 64 JCOEFs per block of each
+   component, at any output scale (0 for a single interleaved scan, decoded a band of blocks at a time). */
 static inline int photofs_jpeg_read_size(const unsigned char *data, unsigned long size, int *width, int *height,
-                                         char *error, size_t error_size) {
+                                         unsigned long long *coefficient_bytes, char *error, size_t error_size) {
     struct jpeg_decompress_struct cinfo;
     struct photofs_jpeg_error jerr;
     memset(&cinfo, 0, sizeof cinfo);
@@ -210,6 +213,18 @@ static inline int photofs_jpeg_read_size(const unsigned char *data, unsigned lon
     jpeg_read_header(&cinfo, TRUE);
     *width = (int)cinfo.image_width;
     *height = (int)cinfo.image_height;
+    *coefficient_bytes = 0;
+    if (cinfo.progressive_mode || cinfo.comps_in_scan < cinfo.num_components) {
+        /* jdcoefct.c's whole-image arrays: blocks rounded up to the component's sampling factors. */
+        for (int c = 0; c < cinfo.num_components; c++) {
+            jpeg_component_info *component = &cinfo.comp_info[c];
+            unsigned long long across = (component->width_in_blocks + component->h_samp_factor - 1)
+                                        / component->h_samp_factor * component->h_samp_factor;
+            unsigned long long down = (component->height_in_blocks + component->v_samp_factor - 1)
+                                      / component->v_samp_factor * component->v_samp_factor;
+            *coefficient_bytes += across * down * DCTSIZE2 * sizeof(JCOEF);
+        }
+    }
     jpeg_destroy_decompress(&cinfo);
     return 0;
 }

@@ -1,6 +1,7 @@
-/* CPNG: libpng for Swift. Decoding uses the simplified png_image API (errors by return value). Encoding uses the
-   full API, because only it sets the zlib level and row filter; libpng reports its errors there by longjmp,
-   which Swift cannot catch, so the setjmp lives in photofs_png_encode below. */
+/* CPNG: libpng for Swift. Whole-image decoding uses the simplified png_image API (errors by return value).
+   Encoding and row-by-row decoding use the full API, because only it sets the zlib level and row filter and
+   hands out rows; libpng reports its errors there by longjmp, which Swift cannot catch, so each function below
+   that calls into it holds its own setjmp. */
 #ifndef PHOTOFS_CPNG_SHIM_H
 #define PHOTOFS_CPNG_SHIM_H
 #include <png.h>
@@ -90,5 +91,80 @@ static inline int photofs_png_encode(const unsigned char *pixels, int width, int
     *out_size = output->size;
     free(output);
     return 0;
+}
+
+/* Row-by-row decoding of PNG bytes in memory, for decoders that never hold the whole image. */
+struct photofs_png_rows {
+    png_structp png;
+    png_infop info;
+    const unsigned char *data;
+    size_t size;
+    size_t offset;
+    char message[200];
+};
+
+static void photofs_png_rows_error(png_structp png, png_const_charp message) {
+    struct photofs_png_rows *rows = (struct photofs_png_rows *)png_get_error_ptr(png);
+    strncpy(rows->message, message, sizeof rows->message - 1);
+    rows->message[sizeof rows->message - 1] = 0;
+    png_longjmp(png, 1);
+}
+
+static void photofs_png_rows_input(png_structp png, png_bytep bytes, png_size_t length) {
+    struct photofs_png_rows *rows = (struct photofs_png_rows *)png_get_io_ptr(png);
+    if (length > rows->size - rows->offset) png_error(png, "PNG ends early");
+    memcpy(bytes, rows->data + rows->offset, length);
+    rows->offset += length;
+}
+
+/* Reads the header of the PNG in data[0..<size] (which must stay valid until photofs_png_rows_close) and sets
+   up 8-bit output: palettes and gray below 8 bits expanded, tRNS made an alpha channel. Returns 0 with
+   *width, *height and *channels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) set; 1 when the file is one only the
+   whole-image decoder handles the same way (interlaced, 16-bit, or a gAMA other than sRGB's, which the
+   simplified API converts); -1 on error (rows->message). Call photofs_png_rows_close in every case. */
+static inline int photofs_png_rows_open(struct photofs_png_rows *rows, const unsigned char *data, size_t size,
+                                        png_uint_32 *width, png_uint_32 *height, int *channels) {
+    memset(rows, 0, sizeof *rows);
+    rows->data = data;
+    rows->size = size;
+    rows->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, rows, photofs_png_rows_error, photofs_png_warning);
+    if (rows->png == NULL) return -1;
+    rows->info = png_create_info_struct(rows->png);
+    if (rows->info == NULL) return -1;
+    if (setjmp(png_jmpbuf(rows->png))) return -1;
+    png_set_read_fn(rows->png, rows, photofs_png_rows_input);
+    png_read_info(rows->png, rows->info);
+    int depth = png_get_bit_depth(rows->png, rows->info);
+    int colour = png_get_color_type(rows->png, rows->info);
+    *width = png_get_image_width(rows->png, rows->info);
+    *height = png_get_image_height(rows->png, rows->info);
+    if (png_get_interlace_type(rows->png, rows->info) != PNG_INTERLACE_NONE || depth > 8) return 1;
+    png_fixed_point gamma = 0;
+    /* Within 1 % of sRGB's 1/2.2 (45455) the simplified API leaves the samples alone (PNGShrinkOnLoadTests). */
+    if (png_get_gAMA_fixed(rows->png, rows->info, &gamma) != 0 && !png_get_valid(rows->png, rows->info, PNG_INFO_sRGB)
+        && (gamma < 45000 || gamma > 45910)) return 1;
+    int transparent = png_get_valid(rows->png, rows->info, PNG_INFO_tRNS) != 0;
+    int wanted = ((colour & PNG_COLOR_MASK_COLOR) ? 3 : 1) + (((colour & PNG_COLOR_MASK_ALPHA) || transparent) ? 1 : 0);
+    if (colour == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(rows->png);
+    if (colour == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(rows->png);
+    if (transparent) png_set_tRNS_to_alpha(rows->png);
+    png_read_update_info(rows->png, rows->info);
+    *channels = png_get_channels(rows->png, rows->info);
+    if (*channels != wanted || png_get_bit_depth(rows->png, rows->info) != 8
+        || png_get_rowbytes(rows->png, rows->info) != (size_t)*width * (size_t)*channels) return 1;
+    return 0;
+}
+
+/* Decodes the next `count` rows into buffer (rows `stride` bytes apart). 0, or -1 on error (rows->message). */
+static inline int photofs_png_rows_read(struct photofs_png_rows *rows, unsigned char *buffer, size_t stride, int count) {
+    if (setjmp(png_jmpbuf(rows->png))) return -1;
+    for (int row = 0; row < count; row++) png_read_row(rows->png, buffer + (size_t)row * stride, NULL);
+    return 0;
+}
+
+static inline void photofs_png_rows_close(struct photofs_png_rows *rows) {
+    if (rows->png != NULL) png_destroy_read_struct(&rows->png, rows->info != NULL ? &rows->info : NULL, NULL);
+    rows->png = NULL;
+    rows->info = NULL;
 }
 #endif

@@ -72,15 +72,31 @@ public enum ImageCodec {
 
     /// A JPEG's dimensions from its header alone.
     public static func jpegSize(_ data: Data) throws -> (width: Int, height: Int) {
+        let header = try jpegHeader(data)
+        return (header.width, header.height)
+    }
+
+    /// What a JPEG's header says before any pixel is decoded.
+    public struct JPEGHeader: Sendable {
+        public var width: Int, height: Int
+        /// Bytes libjpeg holds for the whole image's coefficients while decoding a progressive (or otherwise
+        /// multi-scan) JPEG, whatever the output scale: 88 MB for a 5120×2880 4:4:4 wallpaper. 0 when the
+        /// image is one interleaved scan, decoded a band at a time.
+        public var coefficientBytes: Int
+    }
+
+    public static func jpegHeader(_ data: Data) throws -> JPEGHeader {
         var width: Int32 = 0
         var height: Int32 = 0
+        var coefficients: UInt64 = 0
         var message = [CChar](repeating: 0, count: 256)
         let status = data.withUnsafeBytes { bytes in
             photofs_jpeg_read_size(bytes.bindMemory(to: UInt8.self).baseAddress, UInt(bytes.count), &width, &height,
-                                   &message, message.count)
+                                   &coefficients, &message, message.count)
         }
         guard status == 0 else { throw ImageCodecError(message: "not a decodable JPEG: \(String(cString: message))") }
-        return (Int(width), Int(height))
+        // At most 65,535² pixels × 3 components × 2 bytes: far below Int.max.
+        return JPEGHeader(width: Int(width), height: Int(height), coefficientBytes: Int(clamping: coefficients))
     }
 
     /// zlib level 1 with the SUB filter: on a 256 px photographic thumbnail libpng's defaults (level 6,
@@ -140,7 +156,7 @@ public enum ImageCodec {
         }
     }
 
-    private static func pngMessage(_ png: inout png_image) -> String {
+    static func pngMessage(_ png: inout png_image) -> String {
         withUnsafeBytes(of: &png.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 }

@@ -1,5 +1,4 @@
-// Pure pixel operations for resized variants: EXIF orientation, area-averaging reduction, centre crop.
-// (The groundwork of the resize-on-demand issue; not yet wired into the mount.)
+// Pure pixel operations for resized variants: EXIF orientation, block shrink, Lanczos-3 reduction, centre crop.
 import Foundation
 
 public enum ImageResizer {
@@ -25,83 +24,126 @@ public enum ImageResizer {
     /// Scales the whole image to `width`×`height` (a `fit` variant) the way libvips does: an integer block
     /// shrink when the reduction is 4× or more, then Lanczos-3 for the rest.
     public static func resize(_ image: PixelImage, width: Int, height: Int) -> PixelImage {
-        resample(image, width: width, height: height, left: 0, top: 0,
-                 scaleX: Double(image.width) / Double(width), scaleY: Double(image.height) / Double(height))
+        resample(image, .whole(sourceWidth: image.width, sourceHeight: image.height, width: width, height: height))
     }
 
-    /// An N×N thumbnail, aspect fill: the image scaled so its short side is `side`, then the centred square
-    /// cut out at whole output pixels — vipsthumbnail's geometry, so its output and ours line up pixel for
-    /// pixel (cropping the source first put ours up to half a pixel off, which cost ~4 dB PSNR on fine
-    /// texture). Only the kept pixels are computed. A photo smaller than `side` is enlarged.
+    /// An N×N thumbnail, aspect fill (see `Resampling.square`). A photo smaller than `side` is enlarged.
     public static func squareThumbnail(_ image: PixelImage, side: Int) -> PixelImage {
-        let short = Double(min(image.width, image.height))
-        let scaledWidth = max(side, Int((Double(image.width) * Double(side) / short).rounded()))
-        let scaledHeight = max(side, Int((Double(image.height) * Double(side) / short).rounded()))
-        let scaleX = Double(image.width) / Double(scaledWidth), scaleY = Double(image.height) / Double(scaledHeight)
-        return resample(image, width: side, height: side, left: Double((scaledWidth - side) / 2) * scaleX,
-                        top: Double((scaledHeight - side) / 2) * scaleY, scaleX: scaleX, scaleY: scaleY)
+        resample(image, .square(sourceWidth: image.width, sourceHeight: image.height, side: side))
     }
 
-    /// Output pixel (x, y) shows the source area from (left + x·scaleX, top + y·scaleY), scaleX × scaleY
-    /// source pixels large. A reduction of more than 4× is first box-shrunk by a whole factor leaving 2–4×
-    /// (6 Lanczos taps per unit of reduction would cost 60 taps a pixel at 10×), then Lanczos-3 does the rest.
-    /// Against vipsthumbnail on 85 wallpapers, 256 px thumbnails scored a median 52 dB PSNR, none under 30
-    /// (area averaging alone: 41 dB, six under 30 on fine line art); see docs/benchmarks-resize.md.
-    static func resample(_ image: PixelImage, width: Int, height: Int, left: Double, top: Double,
-                         scaleX: Double, scaleY: Double) -> PixelImage {
-        let factor = Int(min(scaleX, scaleY) / 2)
-        guard factor >= 2 else {
-            return reduce(image, width: width, height: height, left: left, top: top, scaleX: scaleX, scaleY: scaleY,
-                          filter: .lanczos3)
+    /// Where a resampled image's pixels come from: output pixel (x, y) shows the source area from
+    /// (left + x·scaleX, top + y·scaleY), scaleX × scaleY source pixels large. Computed from the source's
+    /// size alone, so a decoder can learn from the header how far it may shrink while it decodes.
+    public struct Resampling: Equatable, Sendable {
+        public var width: Int, height: Int
+        public var left: Double, top: Double, scaleX: Double, scaleY: Double
+
+        /// The whole source scaled to `width`×`height`.
+        public static func whole(sourceWidth: Int, sourceHeight: Int, width: Int, height: Int) -> Resampling {
+            Resampling(width: width, height: height, left: 0, top: 0, scaleX: Double(sourceWidth) / Double(width),
+                       scaleY: Double(sourceHeight) / Double(height))
         }
-        let shrunk = blockShrink(image, by: factor)
+
+        /// An N×N thumbnail: the source scaled so its short side is `side`, then the centred square cut out at
+        /// whole output pixels — vipsthumbnail's geometry, so its output and ours line up pixel for pixel
+        /// (cropping the source first put ours up to half a pixel off, which cost ~4 dB PSNR on fine texture).
+        /// Only the kept pixels are computed.
+        public static func square(sourceWidth: Int, sourceHeight: Int, side: Int) -> Resampling {
+            let short = Double(min(sourceWidth, sourceHeight))
+            let scaledWidth = max(side, Int((Double(sourceWidth) * Double(side) / short).rounded()))
+            let scaledHeight = max(side, Int((Double(sourceHeight) * Double(side) / short).rounded()))
+            let scaleX = Double(sourceWidth) / Double(scaledWidth), scaleY = Double(sourceHeight) / Double(scaledHeight)
+            return Resampling(width: side, height: side, left: Double((scaledWidth - side) / 2) * scaleX,
+                              top: Double((scaledHeight - side) / 2) * scaleY, scaleX: scaleX, scaleY: scaleY)
+        }
+
+        /// The whole factor the source is block-shrunk by before Lanczos-3 (1: not at all). A reduction of
+        /// more than 4× is box-shrunk first, leaving 2–4× (6 Lanczos taps per unit of reduction would cost 60
+        /// taps a pixel at 10×). Against vipsthumbnail on 85 wallpapers, 256 px thumbnails scored a median
+        /// 52 dB PSNR, none under 30 (area averaging alone: 41 dB, six under 30 on fine line art); see
+        /// docs/benchmarks-resize.md.
+        public var blockFactor: Int {
+            let factor = Int(min(scaleX, scaleY) / 2)
+            return factor >= 2 ? factor : 1
+        }
+    }
+
+    /// Resamples `image` to `geometry`, which was computed for the source before it was block-shrunk by
+    /// `shrunkBy` (1: `image` is the source itself, shrunk here if the geometry calls for it; otherwise
+    /// `shrunkBy` must be the geometry's `blockFactor`, as a shrink-on-load decoder applied it).
+    public static func resample(_ image: PixelImage, _ geometry: Resampling, shrunkBy: Int = 1) -> PixelImage {
+        precondition(shrunkBy == 1 || shrunkBy == geometry.blockFactor, "shrunk by another factor than the geometry's")
+        let factor = geometry.blockFactor
+        let shrunk = shrunkBy == 1 && factor > 1 ? blockShrink(image, by: factor) : image
         let k = Double(factor)
-        return reduce(shrunk, width: width, height: height, left: left / k, top: top / k, scaleX: scaleX / k,
-                      scaleY: scaleY / k, filter: .lanczos3)
+        return reduce(shrunk, width: geometry.width, height: geometry.height, left: geometry.left / k,
+                      top: geometry.top / k, scaleX: geometry.scaleX / k, scaleY: geometry.scaleY / k, filter: .lanczos3)
     }
 
     /// Averages every `factor`×`factor` block into one pixel (the last partial row and column of blocks are
     /// left out, ≤ factor−1 source pixels, as vips does), in integers, one output row at a time: a 15 MP PNG
     /// shrunk this way needs no more than its result, where the Float box pass held 47 MB of rows.
     static func blockShrink(_ image: PixelImage, by factor: Int) -> PixelImage {
-        let width = image.width / factor, height = image.height / factor, channels = image.channels
-        let alpha = channels == 2 || channels == 4 ? channels - 1 : -1
-        var output = [UInt8](repeating: 0, count: width * height * channels)
-        var sums = [UInt64](repeating: 0, count: width * channels)
-        let area = UInt64(factor * factor)
+        var shrinker = BlockShrinker(sourceWidth: image.width, factor: factor, channels: image.channels)
+        let height = image.height / factor, rowLength = shrinker.width * image.channels
+        var output = [UInt8](repeating: 0, count: rowLength * height)
         image.pixels.withUnsafeBufferPointer { source in
             output.withUnsafeMutableBufferPointer { output in
-                sums.withUnsafeMutableBufferPointer { sums in
-                    for y in 0..<height {
-                        for i in 0..<sums.count { sums[i] = 0 }
-                        for row in y * factor..<(y + 1) * factor {
-                            let sourceRow = source.baseAddress! + row * image.width * channels
-                            for x in 0..<width {
-                                var at = sourceRow + x * factor * channels
-                                let sum = sums.baseAddress! + x * channels
-                                for _ in 0..<factor {
-                                    // Colours weighted by alpha (premultiplied), as in `reduce`.
-                                    let weight = alpha >= 0 ? UInt64(at[alpha]) : 1
-                                    for c in 0..<channels { sum[c] += UInt64(at[c]) * (c == alpha ? 1 : weight) }
-                                    at += channels
-                                }
-                            }
+                for y in 0..<height {
+                    shrinker.shrink(rows: source.baseAddress! + y * factor * image.width * image.channels,
+                                    into: output.baseAddress! + y * rowLength)
+                }
+            }
+        }
+        return PixelImage(width: shrinker.width, height: height, channels: image.channels, pixels: output)
+    }
+
+    /// One step of `blockShrink`: `factor` consecutive source rows become one output row. A decoder that
+    /// hands out rows (PNG) feeds it as it goes and never holds the whole image.
+    public struct BlockShrinker {
+        public let sourceWidth: Int, factor: Int, channels: Int
+        /// Output pixels per row: the last partial block of a row is left out.
+        public var width: Int { sourceWidth / factor }
+        private var sums: [UInt64]
+
+        public init(sourceWidth: Int, factor: Int, channels: Int) {
+            precondition(factor >= 1 && (1...4).contains(channels), "a block of at least 1 pixel, 1 to 4 channels")
+            self.sourceWidth = sourceWidth; self.factor = factor; self.channels = channels
+            sums = [UInt64](repeating: 0, count: sourceWidth / factor * channels)
+        }
+
+        /// Reads `factor` rows of `sourceWidth` pixels from `rows` and writes `width` pixels to `target`.
+        public mutating func shrink(rows: UnsafePointer<UInt8>, into target: UnsafeMutablePointer<UInt8>) {
+            let width = self.width, channels = self.channels, factor = self.factor
+            let alpha = channels == 2 || channels == 4 ? channels - 1 : -1
+            let area = UInt64(factor * factor)
+            sums.withUnsafeMutableBufferPointer { sums in
+                for i in 0..<sums.count { sums[i] = 0 }
+                for row in 0..<factor {
+                    let sourceRow = rows + row * sourceWidth * channels
+                    for x in 0..<width {
+                        var at = sourceRow + x * factor * channels
+                        let sum = sums.baseAddress! + x * channels
+                        for _ in 0..<factor {
+                            // Colours weighted by alpha (premultiplied), as in `reduce`.
+                            let weight = alpha >= 0 ? UInt64(at[alpha]) : 1
+                            for c in 0..<channels { sum[c] += UInt64(at[c]) * (c == alpha ? 1 : weight) }
+                            at += channels
                         }
-                        let target = output.baseAddress! + y * width * channels
-                        for x in 0..<width {
-                            let sum = sums.baseAddress! + x * channels
-                            let coverage = alpha >= 0 ? sum[alpha] : area
-                            for c in 0..<channels {
-                                let value = c == alpha ? (sum[c] + area / 2) / area
-                                    : coverage == 0 ? 0 : (sum[c] + coverage / 2) / coverage
-                                target[x * channels + c] = UInt8(min(255, value))
-                            }
-                        }
+                    }
+                }
+                for x in 0..<width {
+                    let sum = sums.baseAddress! + x * channels
+                    let coverage = alpha >= 0 ? sum[alpha] : area
+                    for c in 0..<channels {
+                        let value = c == alpha ? (sum[c] + area / 2) / area
+                            : coverage == 0 ? 0 : (sum[c] + coverage / 2) / coverage
+                        target[x * channels + c] = UInt8(min(255, value))
                     }
                 }
             }
         }
-        return PixelImage(width: width, height: height, channels: channels, pixels: output)
     }
 
     /// Shrinks the whole image to `width`×`height` in one separable pass of `filter`.
@@ -115,65 +157,69 @@ public enum ImageResizer {
 
     /// One separable pass, horizontal then vertical, in Float (deterministic: the same input gives the same
     /// bytes); the geometry is `resample`'s. With an alpha channel (2 or 4 channels) colours are weighted by
-    /// alpha, so fully transparent pixels (often black or garbage) do not bleed into the visible edge. The
-    /// horizontal pass runs over the source rows the vertical taps use only.
+    /// alpha, so fully transparent pixels (often black or garbage) do not bleed into the visible edge. Source
+    /// rows go through the horizontal pass as the vertical taps reach them, into a ring of as many rows as one
+    /// output row's taps: a 3840×2400 RGBA wallpaper fitted to 1024 held 39 MB of Float rows when every
+    /// used row was kept, and holds 0.4 MB this way (same bytes out).
     static func reduce(_ image: PixelImage, width: Int, height: Int, left: Double, top: Double, scaleX: Double,
                        scaleY: Double, filter: ReductionFilter) -> PixelImage {
         let channels = image.channels
         let alpha = channels == 2 || channels == 4 ? channels - 1 : -1
         let horizontal = Taps(source: image.width, target: width, start: left, scale: scaleX, filter: filter)
-        var vertical = Taps(source: image.height, target: height, start: top, scale: scaleY, filter: filter)
-        // Rows above the first and below the last tap are never read: skip them in pass 1.
-        let firstRow = vertical.firsts.min() ?? 0
-        let lastRow = zip(vertical.firsts, vertical.counts).map { $0 + $1 }.max() ?? image.height
-        vertical.firsts = vertical.firsts.map { $0 - firstRow }
-        let usedRows = lastRow - firstRow
-        // Pass 1: each source row → `width` pixels (premultiplied by alpha when there is one).
+        let vertical = Taps(source: image.height, target: height, start: top, scale: scaleY, filter: filter)
         let rowLength = width * channels
-        var rows = [Float](repeating: 0, count: usedRows * rowLength)
-        image.pixels.withUnsafeBufferPointer { source in
-            rows.withUnsafeMutableBufferPointer { rows in
-                horizontal.withPointers { firsts, counts, offsets, weights in
-                    // One call per channel layout, so each loop below is compiled for a constant channel count
-                    // (the generic loop's per-tap branches cost a third of a 1024 px render).
-                    let pass = HorizontalPass(source: source.baseAddress!, sourceWidth: image.width, firstRow: firstRow,
-                                              rows: rows.baseAddress!, width: width, firsts: firsts, counts: counts,
-                                              offsets: offsets, weights: weights)
-                    switch (channels, alpha >= 0) {
-                    case (1, _): pass.run(rowCount: usedRows, channels: 1, hasAlpha: false)
-                    case (2, _): pass.run(rowCount: usedRows, channels: 2, hasAlpha: true)
-                    case (3, _): pass.run(rowCount: usedRows, channels: 3, hasAlpha: false)
-                    default: pass.run(rowCount: usedRows, channels: 4, hasAlpha: true)
-                    }
-                }
-            }
-        }
-        // Pass 2: columns, then back to 8 bits (un-premultiplied).
+        let ringRows = max(1, vertical.counts.max() ?? 1)
+        var ring = [Float](repeating: 0, count: ringRows * rowLength)
+        // The source row each ring slot holds (-1: none yet).
+        var held = [Int](repeating: -1, count: ringRows)
         var output = [UInt8](repeating: 0, count: width * height * channels)
-        rows.withUnsafeBufferPointer { rows in
-            output.withUnsafeMutableBufferPointer { output in
-                vertical.withPointers { firsts, counts, offsets, weights in
-                    var line = [Float](repeating: 0, count: rowLength)
-                    line.withUnsafeMutableBufferPointer { line in
-                        for y in 0..<height {
-                            for i in 0..<rowLength { line[i] = 0 }
-                            for tap in 0..<counts[y] {
-                                let weight = weights[offsets[y] + tap]
-                                let sourceRow = rows.baseAddress! + (firsts[y] + tap) * rowLength
-                                for i in 0..<rowLength { line[i] += sourceRow[i] * weight }
-                            }
-                            let targetRow = output.baseAddress! + y * rowLength
-                            if alpha >= 0 {
-                                for x in 0..<width {
-                                    let base = x * channels
-                                    let coverage = line[base + alpha]
-                                    for c in 0..<channels where c != alpha {
-                                        targetRow[base + c] = coverage > 0 ? clamp(line[base + c] / coverage) : 0
+        image.pixels.withUnsafeBufferPointer { source in
+            ring.withUnsafeMutableBufferPointer { ring in
+                horizontal.withPointers { firsts, counts, offsets, weights in
+                    let pass = HorizontalPass(source: source.baseAddress!, sourceWidth: image.width, width: width,
+                                              firsts: firsts, counts: counts, offsets: offsets, weights: weights)
+                    /// Source row `row` through the horizontal pass (premultiplied by alpha when there is one),
+                    /// where the ring keeps it; computed once while it stays there.
+                    func horizontalRow(_ row: Int) -> UnsafePointer<Float> {
+                        let slot = row % ringRows, target = ring.baseAddress! + slot * rowLength
+                        guard held[slot] != row else { return UnsafePointer(target) }
+                        held[slot] = row
+                        // One call per channel layout, so each loop is compiled for a constant channel count
+                        // (the generic loop's per-tap branches cost a third of a 1024 px render).
+                        switch (channels, alpha >= 0) {
+                        case (1, _): pass.run(row: row, into: target, channels: 1, hasAlpha: false)
+                        case (2, _): pass.run(row: row, into: target, channels: 2, hasAlpha: true)
+                        case (3, _): pass.run(row: row, into: target, channels: 3, hasAlpha: false)
+                        default: pass.run(row: row, into: target, channels: 4, hasAlpha: true)
+                        }
+                        return UnsafePointer(target)
+                    }
+                    // Vertical pass, then back to 8 bits (un-premultiplied).
+                    output.withUnsafeMutableBufferPointer { output in
+                        vertical.withPointers { firsts, counts, offsets, weights in
+                            var line = [Float](repeating: 0, count: rowLength)
+                            line.withUnsafeMutableBufferPointer { line in
+                                for y in 0..<height {
+                                    for i in 0..<rowLength { line[i] = 0 }
+                                    for tap in 0..<counts[y] {
+                                        let weight = weights[offsets[y] + tap]
+                                        let sourceRow = horizontalRow(firsts[y] + tap)
+                                        for i in 0..<rowLength { line[i] += sourceRow[i] * weight }
                                     }
-                                    targetRow[base + alpha] = clamp(coverage)
+                                    let targetRow = output.baseAddress! + y * rowLength
+                                    if alpha >= 0 {
+                                        for x in 0..<width {
+                                            let base = x * channels
+                                            let coverage = line[base + alpha]
+                                            for c in 0..<channels where c != alpha {
+                                                targetRow[base + c] = coverage > 0 ? clamp(line[base + c] / coverage) : 0
+                                            }
+                                            targetRow[base + alpha] = clamp(coverage)
+                                        }
+                                    } else {
+                                        for i in 0..<rowLength { targetRow[i] = clamp(line[i]) }
+                                    }
                                 }
-                            } else {
-                                for i in 0..<rowLength { targetRow[i] = clamp(line[i]) }
                             }
                         }
                     }
@@ -183,40 +229,36 @@ public enum ImageResizer {
         return PixelImage(width: width, height: height, channels: channels, pixels: output)
     }
 
-    /// The horizontal pass over raw pointers: each used source row becomes `width` Float pixels, colours
-    /// premultiplied by alpha when there is one (the alpha itself is the plain weighted mean).
+    /// The horizontal pass over raw pointers: a source row becomes `width` Float pixels, colours premultiplied
+    /// by alpha when there is one (the alpha itself is the plain weighted mean).
     struct HorizontalPass {
         let source: UnsafePointer<UInt8>
         let sourceWidth: Int
-        let firstRow: Int
-        let rows: UnsafeMutablePointer<Float>
         let width: Int
         let firsts: UnsafePointer<Int>, counts: UnsafePointer<Int>, offsets: UnsafePointer<Int>
         let weights: UnsafePointer<Float>
 
-        @inline(__always) func run(rowCount: Int, channels: Int, hasAlpha: Bool) {
+        @inline(__always) func run(row: Int, into rowTarget: UnsafeMutablePointer<Float>, channels: Int, hasAlpha: Bool) {
             let colours = hasAlpha ? channels - 1 : channels
-            for y in 0..<rowCount {
-                let sourceRow = source + (firstRow + y) * sourceWidth * channels
-                var target = rows + y * width * channels
-                for x in 0..<width {
-                    var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)
-                    var at = sourceRow + firsts[x] * channels
-                    var weight = weights + offsets[x]
-                    for _ in 0..<counts[x] {
-                        let w = weight.pointee
-                        let a = hasAlpha ? Float(at[colours]) * w : w
-                        sums.0 += Float(at[0]) * a
-                        if colours > 1 { sums.1 += Float(at[1]) * a; sums.2 += Float(at[2]) * a }
-                        if hasAlpha { sums.3 += Float(at[colours]) * w }
-                        at += channels
-                        weight += 1
-                    }
-                    target[0] = sums.0
-                    if colours > 1 { target[1] = sums.1; target[2] = sums.2 }
-                    if hasAlpha { target[colours] = sums.3 }
-                    target += channels
+            let sourceRow = source + row * sourceWidth * channels
+            var target = rowTarget
+            for x in 0..<width {
+                var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)
+                var at = sourceRow + firsts[x] * channels
+                var weight = weights + offsets[x]
+                for _ in 0..<counts[x] {
+                    let w = weight.pointee
+                    let a = hasAlpha ? Float(at[colours]) * w : w
+                    sums.0 += Float(at[0]) * a
+                    if colours > 1 { sums.1 += Float(at[1]) * a; sums.2 += Float(at[2]) * a }
+                    if hasAlpha { sums.3 += Float(at[colours]) * w }
+                    at += channels
+                    weight += 1
                 }
+                target[0] = sums.0
+                if colours > 1 { target[1] = sums.1; target[2] = sums.2 }
+                if hasAlpha { target[colours] = sums.3 }
+                target += channels
             }
         }
     }

@@ -69,6 +69,10 @@ public enum VariantRenderer {
         }
         var image: PixelImage
         var orientation = 1
+        // The decoded size the geometry is computed for, and the factor the pixels were already block-shrunk
+        // by while decoding (1: not shrunk; then `image` has that size).
+        var decodedSize: (width: Int, height: Int)
+        var shrunkBy = 1
         if isJPEG {
             let stored = try ImageCodec.jpegSize(source)
             guard stored.width * stored.height <= options.maxPixels else {
@@ -80,47 +84,133 @@ public enum VariantRenderer {
                 return RenderedVariant(data: source, contentType: contentType, width: stored.width,
                                        height: stored.height, isUnchanged: true)
             }
-            // Shrink on load: the largest 1/8, 1/4, 1/2 DCT scale that still leaves twice the target, so the
-            // final Lanczos step has a factor of 2 to work with (a DCT shrink is a plain block average; going
-            // straight to the target with it scored under 30 dB PSNR against vips on fine detail).
-            let denominator = [8, 4, 2].first { (d: Int) -> Bool in
-                (stored.width + d - 1) / d >= 2 * target.0 && (stored.height + d - 1) / d >= 2 * target.1
-            } ?? 1
+            let denominator = dctDenominator(stored.width, stored.height, target: target)
             image = try ImageCodec.decodeJPEG(source, scaleDenominator: denominator, maxPixels: options.maxPixels,
                                               dcOnly: true)
+            decodedSize = (image.width, image.height)
         } else {
-            image = try ImageCodec.decodePNG(source, maxPixels: options.maxPixels)
-            let target = storedTarget(image.width, image.height, spec, orientation: 1)
-            if case .fit = spec, target == (image.width, image.height), fitType == contentType {
-                return RenderedVariant(data: source, contentType: contentType, width: image.width,
-                                       height: image.height, isUnchanged: true)
+            let header = try ImageCodec.pngHeader(source)
+            let stored = (width: header.width, height: header.height)
+            let target = storedTarget(stored.width, stored.height, spec, orientation: 1)
+            if case .fit = spec, target == (stored.width, stored.height), fitType == contentType {
+                return RenderedVariant(data: source, contentType: contentType, width: stored.width,
+                                       height: stored.height, isUnchanged: true)
+            }
+            // Shrink on load: the block shrink the resampling starts with is done band by band as rows are
+            // decoded, to the same bytes. Two renders at once of 5120×2880 RGBA wallpapers peaked at 227 MB
+            // (square:256) and 232 MB (1024) of daemon RSS decoding them whole; see docs/benchmarks-resize.md.
+            decodedSize = stored
+            let factor = geometry(stored.width, stored.height, spec, orientation: 1).blockFactor
+            if factor > 1, let shrunk = try ImageCodec.decodePNG(source, maxPixels: options.maxPixels, shrinkingBy: factor) {
+                image = shrunk
+                shrunkBy = factor
+            } else {
+                image = try ImageCodec.decodePNG(source, maxPixels: options.maxPixels)
             }
         }
         // Crop and reduce in the stored orientation, then turn the small result upright (cheaper than turning
         // the large decoded image; a centred crop is the same either way).
+        let resampled = ImageResizer.resample(image, geometry(decodedSize.width, decodedSize.height, spec,
+                                                              orientation: orientation), shrunkBy: shrunkBy)
+        image = ImageResizer.upright(resampled, orientation: orientation)
         let encoded: Data
         let outputType: String
         switch spec {
-        case .fit(let edge):
-            let upright = orientation >= 5 ? (image.height, image.width) : (image.width, image.height)
-            let size = ImageResizer.fitting(width: upright.0, height: upright.1, maxEdge: edge)
-            let stored = orientation >= 5 ? (size.height, size.width) : (size.width, size.height)
-            image = ImageResizer.upright(ImageResizer.resize(image, width: stored.0, height: stored.1),
-                                         orientation: orientation)
+        case .fit:
             if fitType == "image/jpeg" {
                 encoded = try ImageCodec.encodeJPEG(withoutAlpha(image), quality: options.jpegQuality)
             } else {
                 encoded = try ImageCodec.encodePNG(image)
             }
             outputType = fitType
-        case .square(let side):
-            // Always N×N, as a file manager expects of a thumbnail: the rare photo smaller than N is enlarged.
-            image = ImageResizer.upright(ImageResizer.squareThumbnail(image, side: side), orientation: orientation)
+        case .square:
             encoded = try ImageCodec.encodePNG(image)
             outputType = "image/png"
         }
         return RenderedVariant(data: encoded, contentType: outputType, width: image.width, height: image.height,
                                isUnchanged: false)
+    }
+
+    /// Shrink on load: the largest 1/8, 1/4, 1/2 DCT scale that still leaves twice the target, so the final
+    /// Lanczos step has a factor of 2 to work with (a DCT shrink is a plain block average; going straight to the
+    /// target with it scored under 30 dB PSNR against vips on fine detail).
+    static func dctDenominator(_ width: Int, _ height: Int, target: (Int, Int)) -> Int {
+        [8, 4, 2].first { (d: Int) -> Bool in
+            (width + d - 1) / d >= 2 * target.0 && (height + d - 1) / d >= 2 * target.1
+        } ?? 1
+    }
+
+    /// The most memory a render of a source of `sourceBytes` holds at once, estimated from the source's header
+    /// (`prefix`: its first bytes, enough to reach the JPEG's frame header or the PNG's first image data). The
+    /// source is held throughout; on top of it the larger of two phases: decoding (libjpeg's coefficient
+    /// arrays for a progressive JPEG, whatever the scale, and the decoded pixels, or a PNG's band and its
+    /// shrunk result) and resampling (the decoded pixels, the block shrink's result, the Lanczos pass's ring
+    /// of Float rows, the result with its upright copy and its encoding). nil when `prefix` does not hold a readable
+    /// header: the caller assumes the worst.
+    public static func estimatedPeakBytes(prefix: Data, sourceBytes: Int, contentType: String, spec: VariantSpec,
+                                          outputType: String? = nil) -> Int? {
+        let decoded: (width: Int, height: Int)
+        let channels: Int
+        var orientation = 1
+        var decoding: Int
+        var shrunkOnLoad = false
+        if contentType == "image/jpeg" {
+            guard let header = try? ImageCodec.jpegHeader(prefix), header.width > 0, header.height > 0 else { return nil }
+            orientation = ExifOrientation.read(jpeg: prefix)
+            let target = storedTarget(header.width, header.height, spec, orientation: orientation)
+            if case .fit = spec, target == (header.width, header.height), orientation == 1,
+               (outputType ?? contentType) == contentType {
+                return sourceBytes
+            }
+            let d = dctDenominator(header.width, header.height, target: target)
+            decoded = ((header.width + d - 1) / d, (header.height + d - 1) / d)
+            channels = 3
+            // libjpeg's buffer, then its copy into a Swift array once the coefficients are freed.
+            decoding = max(header.coefficientBytes + decoded.width * decoded.height * channels,
+                           2 * decoded.width * decoded.height * channels)
+        } else if contentType == "image/png" {
+            guard let header = try? ImageCodec.pngHeader(prefix), header.width > 0, header.height > 0 else { return nil }
+            let size = (width: header.width, height: header.height)
+            if case .fit = spec, storedTarget(size.width, size.height, spec, orientation: 1) == size,
+               (outputType ?? contentType) == contentType {
+                return sourceBytes
+            }
+            decoded = size
+            channels = header.channels
+            let factor = geometry(size.width, size.height, spec, orientation: 1).blockFactor
+            shrunkOnLoad = factor > 1
+            // A band of `factor` rows and the shrunk result, or the whole image for a file decoded whole
+            // (interlaced and 16-bit ones are counted as banded: rare, and the budget has room for them).
+            decoding = shrunkOnLoad ? factor * size.width * channels + size.width / factor * (size.height / factor) * channels
+                : size.width * size.height * channels
+        } else {
+            return sourceBytes
+        }
+        let geometry = geometry(decoded.width, decoded.height, spec, orientation: orientation)
+        let factor = geometry.blockFactor
+        let shrunk = factor > 1 ? (decoded.width / factor, decoded.height / factor) : decoded
+        let output = geometry.width * geometry.height * channels
+        var resampling = shrunk.0 * shrunk.1 * channels // the image the Lanczos pass reads
+        if factor > 1 && !shrunkOnLoad { resampling += decoded.width * decoded.height * channels }
+        // The Lanczos pass's ring: one Float row per vertical tap (6 per unit of reduction, plus the edges) and
+        // the row being summed.
+        let taps = Int(6 * max(1, geometry.scaleY / Double(factor))) + 3
+        resampling += taps * geometry.width * channels * MemoryLayout<Float>.size + 3 * output
+        return sourceBytes + max(decoding, resampling)
+    }
+
+    /// How the decoded image (`width`×`height` as stored, not yet upright) maps onto `spec`'s pixels.
+    static func geometry(_ width: Int, _ height: Int, _ spec: VariantSpec, orientation: Int) -> ImageResizer.Resampling {
+        switch spec {
+        case .fit(let edge):
+            let upright = orientation >= 5 ? (height, width) : (width, height)
+            let size = ImageResizer.fitting(width: upright.0, height: upright.1, maxEdge: edge)
+            let stored = orientation >= 5 ? (size.height, size.width) : (size.width, size.height)
+            return .whole(sourceWidth: width, sourceHeight: height, width: stored.0, height: stored.1)
+        case .square(let side):
+            // Always N×N, as a file manager expects of a thumbnail: the rare photo smaller than N is enlarged.
+            return .square(sourceWidth: width, sourceHeight: height, side: side)
+        }
     }
 
     /// The smallest decoded size, in the stored (not yet upright) orientation, that `spec` can be made from.

@@ -27,9 +27,21 @@ public final class VariantProducer: @unchecked Sendable {
     private let renderOptions: RenderOptions
     private let logger: Logger
     /// Threads that fetch a source and render it. Twice the cores: a job waiting for its source's download
-    /// must not leave a core idle; `renderSlots` still lets only one render per core run at a time.
+    /// must not leave a core idle; `admission` still lets only one render per core run at a time, and only
+    /// while their estimated memory fits `renderMemoryBudget`.
     private let pool: PriorityWorkPool<ProducedVariant>
-    private let renderSlots: DispatchSemaphore
+    private let admission: MemoryAdmission
+
+    /// What renders may hold at once, by `VariantRenderer.estimatedPeakBytes`. The target is a daemon under
+    /// 150 MB; it idles at 37 MB after mounting the bench's library. Two renders at once of the bench's 85
+    /// wallpapers peaked at 226–232 MB without a budget: a 5120×2880 progressive JPEG alone makes libjpeg hold
+    /// 88 MB of coefficients at any scale, and two such renders met. A render estimated above the budget runs
+    /// alone. Measured with the budget in docs/benchmarks-resize.md.
+    public static let renderMemoryBudget = 96 << 20
+    /// Enough of a source to read its header: a JPEG's frame header follows its APP segments (EXIF, XMP, an
+    /// ICC profile), each at most 64 KiB; a PNG's size is in its first chunk. Past this the estimate gives up
+    /// and the render runs alone.
+    static let headerPrefixBytes = 256 << 10
 
     private let lock = NSLock()
     /// Sizes of every variant at `spec` the catalog knows, by photo seq (nil until first needed).
@@ -52,7 +64,7 @@ public final class VariantProducer: @unchecked Sendable {
         self.renderOptions = renderOptions
         self.logger = logger
         let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        renderSlots = DispatchSemaphore(value: cores)
+        admission = MemoryAdmission(budget: Self.renderMemoryBudget, slots: cores)
         pool = PriorityWorkPool(width: cores * 2, name: "render")
         unwritten = CoalescingWriter(delay: 0.2) { [weak self] batch in self?.save(Array(batch.values)) }
     }
@@ -118,12 +130,13 @@ public final class VariantProducer: @unchecked Sendable {
             ?? photo.originalURL
         let source = try fetchSource(sourceURL, photo: photo)
         let rendered: RenderedVariant
-        renderSlots.wait()
+        let estimate = estimatedPeakBytes(of: source, photo: photo)
+        admission.admit(estimate)
         let started = DispatchTime.now()
         do {
-            defer { renderSlots.signal() }
-            // An original is read from its cache file only now, with a render slot: jobs waiting for a slot
-            // hold a path, not up to 16 MB each.
+            defer { admission.release(estimate) }
+            // An original is read from its cache file only now, once admitted: jobs waiting to render hold a
+            // path, not up to 16 MB each.
             let data = try source.data ?? readCached(source, photo: photo, url: sourceURL)
             rendered = try VariantRenderer.render(data, contentType: source.type, spec: self.spec,
                                                   outputType: photo.contentType, options: renderOptions)
@@ -208,6 +221,22 @@ public final class VariantProducer: @unchecked Sendable {
         var path: String?
         var data: Data?
         var type: String
+    }
+
+    /// What rendering `source` will hold at its peak, from its header; the whole budget (the render runs
+    /// alone) when the header cannot be read.
+    private func estimatedPeakBytes(of source: FetchedSource, photo: PhotoRecord) -> Int {
+        var prefix = source.data
+        var sourceBytes = source.data?.count ?? Int(clamping: photo.byteSize ?? 0)
+        if prefix == nil, let path = source.path, let file = FileHandle(forReadingAtPath: path) {
+            defer { try? file.close() }
+            prefix = try? file.read(upToCount: Self.headerPrefixBytes)
+            if let end = try? file.seekToEnd() { sourceBytes = Int(clamping: end) }
+        }
+        guard let prefix, let estimate = VariantRenderer.estimatedPeakBytes(
+            prefix: prefix, sourceBytes: sourceBytes, contentType: source.type, spec: spec, outputType: photo.contentType)
+        else { return Self.renderMemoryBudget }
+        return estimate
     }
 
     /// An original's bytes from its cache file; fetched again if the cache evicted it since (a full cache

@@ -43,7 +43,10 @@ struct RenderCommand: ParsableCommand {
         guard FileManager.default.createFile(atPath: output, contents: rendered.data) else {
             throw CommandFailure("cannot write \(output)")
         }
+        // What a sized mount budgets for this render (`VariantProducer.renderMemoryBudget`).
+        let estimate = VariantRenderer.estimatedPeakBytes(prefix: data, sourceBytes: data.count, contentType: type, spec: spec)
         print("\(rendered.width)×\(rendered.height) \(rendered.contentType), \(rendered.data.count) bytes"
-              + (rendered.isUnchanged ? " (the input, unchanged)" : "") + String(format: ", %.1f ms", milliseconds))
+              + (rendered.isUnchanged ? " (the input, unchanged)" : "") + String(format: ", %.1f ms", milliseconds)
+              + (estimate.map { String(format: ", estimated peak memory %.1f MB", Double($0) / 1e6) } ?? ""))
     }
 }

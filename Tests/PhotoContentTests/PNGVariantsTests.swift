@@ -31,24 +31,40 @@ final class PNGVariantsTests: XCTestCase {
 /// Writes PNGs of any colour type and depth with stored (uncompressed) deflate blocks: enough for fixtures
 /// our own encoder does not produce (it writes 8-bit only, never palettes).
 enum PNGFixture {
-    static func make(width: Int, height: Int, colourType: UInt8, depth: UInt8, trns: [UInt8]?) -> Data {
+    /// `depth` 1, 2, 4 (gray and palette only), 8 or 16; `gamma` writes a gAMA chunk (100,000 = 1.0); an
+    /// `interlaced` file says Adam7 in its header over rows laid out plainly (only its header is valid).
+    static func make(width: Int, height: Int, colourType: UInt8, depth: UInt8, trns: [UInt8]?, gamma: Int? = nil,
+                     interlaced: Bool = false) -> Data {
         let samples: Int = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][Int(colourType)]!
         let bytesPerSample = depth == 16 ? 2 : 1
         var raw = [UInt8]()
         for y in 0..<height {
             raw.append(0) // filter: none
+            var packed = [UInt8](), bits = 0
             for x in 0..<width {
                 for sample in 0..<samples {
                     let value = colourType == 3 ? UInt16((x / 30 + y / 20) % 4) : UInt16((x * 500 + y * 300 + sample * 9000) % 65536)
-                    if bytesPerSample == 2 { raw += [UInt8(value >> 8), UInt8(value & 0xFF)] } else { raw.append(UInt8(value >> (colourType == 3 ? 0 : 8))) }
+                    if depth < 8 {
+                        // Samples packed from the high bit; a palette index wraps to the entries `depth` reaches.
+                        let sample = colourType == 3 ? value % (1 << depth) : value >> (16 - UInt16(depth))
+                        if bits % 8 == 0 { packed.append(0) }
+                        packed[packed.count - 1] |= UInt8(sample) << (8 - Int(depth) - bits % 8)
+                        bits += Int(depth)
+                    } else if bytesPerSample == 2 {
+                        raw += [UInt8(value >> 8), UInt8(value & 0xFF)]
+                    } else {
+                        raw.append(UInt8(value >> (colourType == 3 ? 0 : 8)))
+                    }
                 }
             }
+            raw += packed
         }
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         func chunk(_ type: String, _ body: [UInt8]) {
             png += be32(body.count) + Array(type.utf8) + body + be32(Int(crc32(Array(type.utf8) + body)))
         }
-        chunk("IHDR", be32(width) + be32(height) + [depth, colourType, 0, 0, 0])
+        chunk("IHDR", be32(width) + be32(height) + [depth, colourType, 0, 0, interlaced ? 1 : 0])
+        if let gamma { chunk("gAMA", be32(gamma)) }
         if colourType == 3 { chunk("PLTE", [200, 30, 30, 30, 200, 30, 30, 30, 200, 240, 240, 240]) }
         if let trns { chunk("tRNS", trns) }
         chunk("IDAT", zlibStored(raw))

@@ -1,0 +1,74 @@
+// Lets memory-hungry work (renders) start only while its estimated bytes fit a budget, first come, first served.
+import Foundation
+
+public final class MemoryAdmission: @unchecked Sendable {
+    /// Bytes the admitted work may hold at once, and how many may run at once.
+    public let budget: Int
+    public let slots: Int
+
+    private let condition = NSCondition()
+    private var state = State()
+
+    /// What runs and who waits: kept apart from the locking so the rule can be tested as plain values.
+    struct State {
+        var running = 0
+        var bytesInUse = 0
+        /// Tickets of the waiting callers, in arrival order.
+        var waiting: [UInt64] = []
+        var nextTicket: UInt64 = 0
+
+        /// Whether work estimated at `bytes` may start now. Work larger than the whole budget still runs, but
+        /// alone: refusing it would make the photo unrenderable, and it is rare (a 100 MP image).
+        static func fits(_ bytes: Int, running: Int, bytesInUse: Int, slots: Int, budget: Int) -> Bool {
+            running < slots && (running == 0 || bytesInUse + bytes <= budget)
+        }
+    }
+
+    public init(budget: Int, slots: Int) {
+        precondition(budget > 0 && slots > 0, "a budget and at least one slot")
+        self.budget = budget
+        self.slots = slots
+    }
+
+    /// Blocks until work of `bytes` may start, then counts it as running until `release(bytes)`. In arrival
+    /// order: a large render is not passed over forever by a stream of small ones.
+    public func admit(_ bytes: Int) {
+        let bytes = max(0, bytes)
+        condition.lock()
+        defer { condition.unlock() }
+        let ticket = state.nextTicket
+        state.nextTicket &+= 1
+        state.waiting.append(ticket)
+        while state.waiting.first != ticket
+            || !State.fits(bytes, running: state.running, bytesInUse: state.bytesInUse, slots: slots, budget: budget) {
+            condition.wait()
+        }
+        state.waiting.removeFirst()
+        state.running += 1
+        state.bytesInUse += bytes
+        // The next in line may fit beside this one.
+        condition.broadcast()
+    }
+
+    public func release(_ bytes: Int) {
+        condition.lock()
+        state.running -= 1
+        state.bytesInUse -= max(0, bytes)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Runs `body` once admitted, and releases when it returns or throws.
+    public func run<T>(estimatedBytes bytes: Int, _ body: () throws -> T) rethrows -> T {
+        admit(bytes)
+        defer { release(bytes) }
+        return try body()
+    }
+
+    /// Callers waiting to be admitted (tests poll it).
+    public var waitingCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return state.waiting.count
+    }
+}

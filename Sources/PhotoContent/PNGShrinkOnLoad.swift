@@ -1,0 +1,73 @@
+// Decodes a PNG a band of rows at a time, block-shrinking each band as it arrives: the whole image is never held.
+import CPNG
+import Foundation
+
+extension ImageCodec {
+    /// A PNG's size and the channels it decodes to (gray or RGB, plus alpha when it has any), from the chunks
+    /// before its image data.
+    public static func pngHeader(_ data: Data) throws -> (width: Int, height: Int, channels: Int) {
+        try data.withUnsafeBytes { bytes in
+            var png = png_image()
+            png.version = UInt32(PNG_IMAGE_VERSION)
+            guard png_image_begin_read_from_memory(&png, bytes.baseAddress, bytes.count) != 0 else {
+                throw ImageCodecError(message: "not a decodable PNG: \(pngMessage(&png))")
+            }
+            png_image_free(&png)
+            let colour = png.format & UInt32(PNG_FORMAT_FLAG_COLOR) != 0, alpha = png.format & UInt32(PNG_FORMAT_FLAG_ALPHA) != 0
+            return (Int(png.width), Int(png.height), (colour ? 3 : 1) + (alpha ? 1 : 0))
+        }
+    }
+
+    /// Decodes a PNG block-shrunk by `factor` (what `ImageResizer.blockShrink` makes of `decodePNG`'s whole
+    /// image, byte for byte), holding `factor` decoded rows at a time: a 5120×2880 RGBA wallpaper is 59 MB
+    /// decoded, and 2.4 MB once shrunk by 5 for a 256 px thumbnail. Returns nil for the files only the
+    /// whole-image decoder reads this way (interlaced, 16-bit, a gamma other than sRGB's), and for a factor
+    /// larger than the image: decode those whole.
+    public static func decodePNG(_ data: Data, maxPixels: Int = 0, shrinkingBy factor: Int) throws -> PixelImage? {
+        guard factor >= 1 else { return nil }
+        return try data.withUnsafeBytes { bytes -> PixelImage? in
+            let reader = UnsafeMutablePointer<photofs_png_rows>.allocate(capacity: 1)
+            reader.initialize(to: photofs_png_rows())
+            defer {
+                photofs_png_rows_close(reader)
+                reader.deallocate()
+            }
+            var width: png_uint_32 = 0, height: png_uint_32 = 0
+            var channels: Int32 = 0
+            let opened = photofs_png_rows_open(reader, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count,
+                                               &width, &height, &channels)
+            guard opened >= 0 else { throw ImageCodecError(message: "not a decodable PNG: \(rowsMessage(reader))") }
+            let sourceWidth = Int(width), sourceHeight = Int(height), channelCount = Int(channels)
+            if maxPixels > 0 && sourceWidth * sourceHeight > maxPixels {
+                throw ImageCodecError(message: "PNG of \(width)×\(height) has more pixels than allowed")
+            }
+            guard opened == 0, sourceWidth >= factor, sourceHeight >= factor else { return nil }
+            var shrinker = ImageResizer.BlockShrinker(sourceWidth: sourceWidth, factor: factor, channels: channelCount)
+            let outputHeight = sourceHeight / factor, outputRow = shrinker.width * channelCount
+            let sourceRow = sourceWidth * channelCount
+            var output = [UInt8](repeating: 0, count: outputRow * outputHeight)
+            var band = [UInt8](repeating: 0, count: factor * sourceRow)
+            try band.withUnsafeMutableBufferPointer { band in
+                try output.withUnsafeMutableBufferPointer { output in
+                    for y in 0..<outputHeight {
+                        guard photofs_png_rows_read(reader, band.baseAddress, sourceRow, Int32(factor)) == 0 else {
+                            throw ImageCodecError(message: "not a decodable PNG: \(rowsMessage(reader))")
+                        }
+                        shrinker.shrink(rows: band.baseAddress!, into: output.baseAddress! + y * outputRow)
+                    }
+                    // The last partial band is left out of the result (as blockShrink does) but still decoded, so
+                    // a file damaged there fails here as it does in the whole-image decoder.
+                    let rest = sourceHeight - outputHeight * factor
+                    guard photofs_png_rows_read(reader, band.baseAddress, sourceRow, Int32(rest)) == 0 else {
+                        throw ImageCodecError(message: "not a decodable PNG: \(rowsMessage(reader))")
+                    }
+                }
+            }
+            return PixelImage(width: shrinker.width, height: outputHeight, channels: channelCount, pixels: output)
+        }
+    }
+
+    private static func rowsMessage(_ reader: UnsafeMutablePointer<photofs_png_rows>) -> String {
+        withUnsafeBytes(of: &reader.pointee.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+}

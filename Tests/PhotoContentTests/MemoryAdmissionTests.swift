@@ -1,0 +1,75 @@
+// Renders start while their estimated memory fits the budget, one per slot, a larger one alone, in arrival order.
+@testable import PhotoContent
+import XCTest
+
+final class MemoryAdmissionTests: XCTestCase {
+    func testTheRuleFitsWorkBesideWhatRunsAndLetsWorkLargerThanTheBudgetRunAlone() {
+        typealias State = MemoryAdmission.State
+        XCTAssertTrue(State.fits(60, running: 0, bytesInUse: 0, slots: 2, budget: 100))
+        XCTAssertTrue(State.fits(40, running: 1, bytesInUse: 60, slots: 2, budget: 100), "exactly the budget")
+        XCTAssertFalse(State.fits(41, running: 1, bytesInUse: 60, slots: 2, budget: 100))
+        XCTAssertFalse(State.fits(1, running: 2, bytesInUse: 2, slots: 2, budget: 100), "no slot left")
+        XCTAssertTrue(State.fits(500, running: 0, bytesInUse: 0, slots: 2, budget: 100), "alone, though above the budget")
+        XCTAssertFalse(State.fits(500, running: 1, bytesInUse: 1, slots: 2, budget: 100))
+    }
+
+    /// Starts `admit(bytes)` on its own thread, which writes `name` to `log` once admitted.
+    private func admitInBackground(_ gate: MemoryAdmission, _ bytes: Int, log: Log, name: String) {
+        Thread.detachNewThread {
+            gate.admit(bytes)
+            log.append(name)
+        }
+    }
+
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock()
+        private var names: [String] = []
+        func append(_ name: String) { lock.lock(); names.append(name); lock.unlock() }
+        var entries: [String] { lock.lock(); defer { lock.unlock() }; return names }
+    }
+
+    func testWorkWaitsForRoomAndIsAdmittedInArrivalOrder() {
+        let gate = MemoryAdmission(budget: 100, slots: 2)
+        let log = Log()
+        gate.admit(70)
+        // 50 does not fit beside 70; 10 would, but arrived after 50 and waits its turn.
+        admitInBackground(gate, 50, log: log, name: "50")
+        XCTAssertTrue(eventually { gate.waitingCount == 1 })
+        admitInBackground(gate, 10, log: log, name: "10")
+        XCTAssertTrue(eventually { gate.waitingCount == 2 })
+        // Both are queued (10 behind 50), so neither can have been admitted while 70 runs.
+        XCTAssertEqual(log.entries, [])
+        gate.release(70)
+        // Both fit together now; their threads log in either order.
+        XCTAssertTrue(eventually { log.entries.sorted() == ["10", "50"] }, "\(log.entries)")
+        XCTAssertEqual(gate.waitingCount, 0)
+    }
+
+    func testWorkAboveTheBudgetWaitsUntilNothingRunsThenRunsAlone() {
+        let gate = MemoryAdmission(budget: 100, slots: 2)
+        let log = Log()
+        gate.admit(10)
+        admitInBackground(gate, 150, log: log, name: "150")
+        XCTAssertTrue(eventually { gate.waitingCount == 1 })
+        admitInBackground(gate, 5, log: log, name: "5")
+        XCTAssertTrue(eventually { gate.waitingCount == 2 })
+        gate.release(10)
+        XCTAssertTrue(eventually { log.entries == ["150"] && gate.waitingCount == 1 }, "\(log.entries)")
+        gate.release(150)
+        XCTAssertTrue(eventually { log.entries == ["150", "5"] }, "\(log.entries)")
+    }
+
+    func testRunReleasesWhenTheWorkThrows() {
+        struct Failure: Error {}
+        let gate = MemoryAdmission(budget: 100, slots: 1)
+        XCTAssertThrowsError(try gate.run(estimatedBytes: 90) { throw Failure() })
+        // Admitted at once: the failed work gave back its slot and its bytes.
+        XCTAssertEqual(gate.run(estimatedBytes: 100) { 7 }, 7)
+    }
+
+    private func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition() && Date() < deadline { usleep(1_000) }
+        return condition()
+    }
+}
