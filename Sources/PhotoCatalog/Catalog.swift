@@ -160,6 +160,9 @@ public final class Catalog: @unchecked Sendable {
             let pool = try DatabasePool(path: path, configuration: configuration(readonly: false))
             try Schema.migrator.migrate(pool)
             try pool.write { db in
+                // Not a migration: an index changes no row, and a library on read-only media must not be refused
+                // as "older" for lacking it (only writers recount regions, so only they need it).
+                try db.execute(sql: Schema.regionCountIndex)
                 // Adopts a library of the previous photofs (application_id 0, user_version 0); a no-op otherwise.
                 if try Int64.fetchOne(db, sql: "PRAGMA application_id") != Int64(Schema.applicationID) {
                     try db.execute(sql: "PRAGMA application_id = \(Schema.applicationID)")
@@ -727,12 +730,14 @@ public final class Catalog: @unchecked Sendable {
     }
 
     /// Counts are stored, not computed per listing; every write that moves photos calls this.
+    /// Every region's counts from its available photos. Runs after every page an import writes: both counts
+    /// come from `Schema.regionCountIndex` alone (`available = 1`, not `available`, lets SQLite seek on it).
     static func recountRegions(_ db: Database) throws {
         try db.execute(sql: """
             UPDATE region SET
-                photo_count = (SELECT count(*) FROM photo WHERE region_id = region.id AND available),
+                photo_count = (SELECT count(*) FROM photo WHERE region_id = region.id AND available = 1),
                 photographer_count = (SELECT count(DISTINCT photographer_id) FROM photo
-                                      WHERE region_id = region.id AND available)
+                                      WHERE region_id = region.id AND available = 1)
             """)
     }
 

@@ -32,6 +32,13 @@ enum Schema {
     /// The region every photo without a resolvable place goes to, so every photo is reachable under /regions.
     static let fallbackRegion = "Unknown Region"
 
+    /// Region counts read from this index alone. Without it each count looked up every photo row of the region
+    /// (for `available`): recounting after each 500-photo page of a 100,000-photo import read the whole photo
+    /// table 200 times (370 ms a recount at the end, 18 ms with the index), and the import took 45 s of CPU
+    /// and 67 s; with the index 18 s of CPU and 60 s, the origin's 200 pages alone taking 53 s. Created on
+    /// every writable open, outside the migrations (see `Catalog.openWritable`).
+    static let regionCountIndex = "CREATE INDEX IF NOT EXISTS photo_available_by_region ON photo(region_id, available, photographer_id)"
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: photos, photographers, regions, places, recents") { db in
