@@ -95,7 +95,7 @@ psnr_table() { # name
       "$CONVERT" "$ours" -resize "$geometry!" "$WORK/psnr-tmp.png"
       ours="$WORK/psnr-tmp.png"
     fi
-    value=$("$COMPARE" -metric PSNR "$ours" "$reference" null: 2>&1 || true)
+    value=$("$COMPARE" -metric PSNR "$ours" "$reference" null: 2>&1 | grep -oE '^([0-9.]+|inf)' || true)
     echo "$base $ours_geometry $value"
   done
 }
@@ -121,7 +121,8 @@ psnr_table fit > "$WORK/psnr-fit.txt"
 for jpeg in "$WORK/out/vips-fit"/*.jpg; do
   base=$(basename "${jpeg%.*}")
   [ -f "$WORK/out/photofs-fit/$base.jpg" ] || continue
-  echo "$base jpeg $("$COMPARE" -metric PSNR "$jpeg" "$WORK/out/vips-fit-png/$base.png" null: 2>&1 || true)"
+  # compare prints the metric on stderr, followed there by any warning about the file's XMP: keep the number.
+  echo "$base jpeg $("$COMPARE" -metric PSNR "$jpeg" "$WORK/out/vips-fit-png/$base.png" null: 2>&1 | grep -oE '^([0-9.]+|inf)' || true)"
 done > "$WORK/psnr-vips-jpeg.txt"
 summary() { # file: "min / median" over finite values, and how many were identical (inf)
   awk '{v = $3; if (v == "inf") inf++; else print v}' "$1" | sort -n \
@@ -149,8 +150,9 @@ vips_below=$(awk '$3 != "inf" && $3 + 0 < 30' "$WORK/psnr-vips-jpeg.txt" | wc -l
   echo "| \`square:256\` (vips \`--smartcrop centre\`, magick \`-thumbnail 256x256^ -extent\`) | $(fmt "$square_pfs") | $(fmt "$square_vips") | $(fmt "$square_magick") | $(ratio "$square_pfs" "$square_vips") | $(ratio "$square_magick" "$square_pfs") |"
   echo "| \`--size 1024\` (vips \`--size 1024x1024>\`, magick \`-thumbnail 1024x1024>\`) | $(fmt "$fit_pfs") | $(fmt "$fit_vips") | $(fmt "$fit_magick") | $(ratio "$fit_pfs" "$fit_vips") | $(ratio "$fit_magick" "$fit_pfs") |"
   echo
-  echo "Daemon peak RSS (VmHWM) while rendering: square:256 $square_rss MB, 1024 $fit_rss MB (decoding a 15 MP"
-  echo "PNG takes 59 MB, and both cores render at once)."
+  echo "Daemon peak RSS (VmHWM) while rendering: square:256 $square_rss MB, 1024 $fit_rss MB (target < 150; renders"
+  echo "start while their estimated memory fits 96 MiB, and the largest, a progressive 5120×2880 JPEG, makes libjpeg"
+  echo "hold 88 MB of coefficients by itself)."
   echo
   echo "Quality, PSNR of photofs's output against vips's output of the same geometry (target ≥ 30 dB):"
   echo "- \`square:256\` (PNG, lossless): $(summary "$WORK/psnr-square.txt"); $below_square below 30 dB."
