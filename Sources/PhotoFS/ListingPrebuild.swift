@@ -102,21 +102,27 @@ extension PhotoFilesystem {
     typealias FolderBuild = (Node, (PhotoFilesystem) -> DirectoryListing)
 
     /// Rows grouped into the folders `build` makes, each in `build`'s order: a photographer's folder in seq
-    /// order (the scan's), a year by moment then seq.
+    /// order (the scan's), a year by moment then seq. Folders hold positions in `rows`, and each build copies
+    /// its own photos only while it runs: holding a copy of every row per folder (and a sorted copy of each
+    /// year) put the 100,000-photo daemon's peak heap at 196 MB, 130 MB of it these copies (heaptrack).
     static func photoFolders(_ rows: [(photo: PhotoRecord, storedYear: Int64?)]) -> [FolderBuild] {
-        var years: [Int: [PhotoRecord]] = [:]
-        var photographers: [Node: [PhotoRecord]] = [:]
-        for (photo, storedYear) in rows {
-            if let year = shownYear(storedYear) { years[year, default: []].append(photo) }
+        var years: [Int: [Int32]] = [:]
+        var photographers: [Node: [Int32]] = [:]
+        // prebuildPhotoLimit keeps positions far below Int32.max.
+        for (position, (photo, storedYear)) in rows.enumerated() {
+            if let year = shownYear(storedYear) { years[year, default: []].append(Int32(position)) }
             photographers[.photographer(region: photo.regionID, photographer: photo.photographerID), default: []]
-                .append(photo)
+                .append(Int32(position))
         }
-        var folders: [FolderBuild] = photographers.map { node, photos in
-            (node, { $0.photoListing(photos, node: node, style: .title) })
+        var folders: [FolderBuild] = photographers.map { node, positions in
+            (node, { $0.photoListing(positions.map { rows[Int($0)].photo }, node: node, style: .title) })
         }
-        for (year, photos) in years {
-            let sorted = photos.sorted { ($0.momentAt, $0.seq) < ($1.momentAt, $1.seq) }
-            folders.append((.year(year), { $0.photoListing(sorted, node: .year(year), style: .moment) }))
+        for (year, positions) in years {
+            let sorted = positions.sorted {
+                let first = rows[Int($0)].photo, second = rows[Int($1)].photo
+                return (first.momentAt, first.seq) < (second.momentAt, second.seq)
+            }
+            folders.append((.year(year), { $0.photoListing(sorted.map { rows[Int($0)].photo }, node: .year(year), style: .moment) }))
         }
         return folders
     }
