@@ -119,32 +119,38 @@ static void photofs_png_rows_input(png_structp png, png_bytep bytes, png_size_t 
 
 /* Reads the header of the PNG in data[0..<size] (which must stay valid until photofs_png_rows_close) and sets
    up 8-bit output: palettes and gray below 8 bits expanded, tRNS made an alpha channel. Returns 0 with
-   *width, *height and *channels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) set; 1 when the file is one only the
-   whole-image decoder handles the same way (interlaced, 16-bit, or a gAMA other than sRGB's, which the
-   simplified API converts); -1 on error (rows->message). Call photofs_png_rows_close in every case. */
+   *width, *height and *channels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) set; 1, with the same three set, when
+   the file is one only the whole-image decoder handles the same way (interlaced, 16-bit, or a gAMA other than
+   sRGB's, which the simplified API converts); -1 on error (rows->message). Call photofs_png_rows_close in
+   every case. */
 static inline int photofs_png_rows_open(struct photofs_png_rows *rows, const unsigned char *data, size_t size,
                                         png_uint_32 *width, png_uint_32 *height, int *channels) {
     memset(rows, 0, sizeof *rows);
     rows->data = data;
     rows->size = size;
     rows->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, rows, photofs_png_rows_error, photofs_png_warning);
-    if (rows->png == NULL) return -1;
-    rows->info = png_create_info_struct(rows->png);
-    if (rows->info == NULL) return -1;
+    rows->info = rows->png != NULL ? png_create_info_struct(rows->png) : NULL;
+    if (rows->info == NULL) {
+        strncpy(rows->message, "out of memory", sizeof rows->message - 1);
+        return -1;
+    }
     if (setjmp(png_jmpbuf(rows->png))) return -1;
     png_set_read_fn(rows->png, rows, photofs_png_rows_input);
     png_read_info(rows->png, rows->info);
     int depth = png_get_bit_depth(rows->png, rows->info);
     int colour = png_get_color_type(rows->png, rows->info);
-    *width = png_get_image_width(rows->png, rows->info);
-    *height = png_get_image_height(rows->png, rows->info);
-    if (png_get_interlace_type(rows->png, rows->info) != PNG_INTERLACE_NONE || depth > 8) return 1;
-    png_fixed_point gamma = 0;
-    /* Within 1 % of sRGB's 1/2.2 (45455) the simplified API leaves the samples alone (PNGShrinkOnLoadTests). */
-    if (png_get_gAMA_fixed(rows->png, rows->info, &gamma) != 0 && !png_get_valid(rows->png, rows->info, PNG_INFO_sRGB)
-        && (gamma < 45000 || gamma > 45910)) return 1;
     int transparent = png_get_valid(rows->png, rows->info, PNG_INFO_tRNS) != 0;
     int wanted = ((colour & PNG_COLOR_MASK_COLOR) ? 3 : 1) + (((colour & PNG_COLOR_MASK_ALPHA) || transparent) ? 1 : 0);
+    *width = png_get_image_width(rows->png, rows->info);
+    *height = png_get_image_height(rows->png, rows->info);
+    *channels = wanted;
+    if (png_get_interlace_type(rows->png, rows->info) != PNG_INTERLACE_NONE || depth > 8) return 1;
+    png_fixed_point gamma = 0;
+    /* libpng leaves samples alone when the file's gamma is within 5 % of the output's (PNG_GAMMA_THRESHOLD_FIXED);
+       this takes only gammas within 1 % of sRGB's 1/2.2 (45455), tested against the simplified API in
+       PNGShrinkOnLoadTests. To check again when libpng changes how the simplified API treats colour (cICP). */
+    if (png_get_gAMA_fixed(rows->png, rows->info, &gamma) != 0 && !png_get_valid(rows->png, rows->info, PNG_INFO_sRGB)
+        && (gamma < 45000 || gamma > 45910)) return 1;
     if (colour == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(rows->png);
     if (colour == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(rows->png);
     if (transparent) png_set_tRNS_to_alpha(rows->png);
@@ -162,6 +168,7 @@ static inline int photofs_png_rows_read(struct photofs_png_rows *rows, unsigned 
     return 0;
 }
 
+/* No setjmp needed: png_destroy_read_struct only frees (libpng 1.6 never calls png_error from it). */
 static inline void photofs_png_rows_close(struct photofs_png_rows *rows) {
     if (rows->png != NULL) png_destroy_read_struct(&rows->png, rows->info != NULL ? &rows->info : NULL, NULL);
     rows->png = NULL;

@@ -159,10 +159,11 @@ public final class Catalog: @unchecked Sendable {
         do {
             let pool = try DatabasePool(path: path, configuration: configuration(readonly: false))
             try Schema.migrator.migrate(pool)
+            // Not a migration: an index changes no row, and a library on read-only media must not be refused as
+            // "older" for lacking it (only writers recount regions, so only they need it). Nor may it fail an
+            // open (a full disk; a hostile library with something else of that name): recounts are then slower.
+            try? pool.write { db in try db.execute(sql: Schema.regionCountIndex) }
             try pool.write { db in
-                // Not a migration: an index changes no row, and a library on read-only media must not be refused
-                // as "older" for lacking it (only writers recount regions, so only they need it).
-                try db.execute(sql: Schema.regionCountIndex)
                 // Adopts a library of the previous photofs (application_id 0, user_version 0); a no-op otherwise.
                 if try Int64.fetchOne(db, sql: "PRAGMA application_id") != Int64(Schema.applicationID) {
                     try db.execute(sql: "PRAGMA application_id = \(Schema.applicationID)")
@@ -729,17 +730,19 @@ public final class Catalog: @unchecked Sendable {
         return id
     }
 
-    /// Counts are stored, not computed per listing; every write that moves photos calls this.
-    /// Every region's counts from its available photos. Runs after every page an import writes: both counts
-    /// come from `Schema.regionCountIndex` alone (`available = 1`, not `available`, lets SQLite seek on it).
+    /// Every region's counts from its available photos: stored, not computed per listing; every write that
+    /// moves photos calls this, an import after every page. Both counts come from `Schema.regionCountIndex`
+    /// alone (`available = 1`, not `available`, lets SQLite seek on it).
     static func recountRegions(_ db: Database) throws {
-        try db.execute(sql: """
-            UPDATE region SET
-                photo_count = (SELECT count(*) FROM photo WHERE region_id = region.id AND available = 1),
-                photographer_count = (SELECT count(DISTINCT photographer_id) FROM photo
-                                      WHERE region_id = region.id AND available = 1)
-            """)
+        try db.execute(sql: recountRegionsSQL)
     }
+
+    static let recountRegionsSQL = """
+        UPDATE region SET
+            photo_count = (SELECT count(*) FROM photo WHERE region_id = region.id AND available = 1),
+            photographer_count = (SELECT count(DISTINCT photographer_id) FROM photo
+                                  WHERE region_id = region.id AND available = 1)
+        """
 
     static func bumpGeneration(_ db: Database) throws {
         try db.execute(sql: "UPDATE library_state SET generation = generation + 1")

@@ -36,7 +36,8 @@ enum Schema {
     /// (for `available`): recounting after each 500-photo page of a 100,000-photo import read the whole photo
     /// table 200 times (370 ms a recount at the end, 18 ms with the index), and the import took 45 s of CPU
     /// and 67 s; with the index 18 s of CPU and 60 s, the origin's 200 pages alone taking 53 s. Created on
-    /// every writable open, outside the migrations (see `Catalog.openWritable`).
+    /// every writable open, outside the migrations (see `Catalog.openWritable`). A migration that drops,
+    /// renames or rebuilds `available` must drop this index first (SQLite refuses to drop an indexed column).
     static let regionCountIndex = "CREATE INDEX IF NOT EXISTS photo_available_by_region ON photo(region_id, available, photographer_id)"
 
     static var migrator: DatabaseMigrator {

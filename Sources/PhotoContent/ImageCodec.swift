@@ -95,7 +95,7 @@ public enum ImageCodec {
                                    &coefficients, &message, message.count)
         }
         guard status == 0 else { throw ImageCodecError(message: "not a decodable JPEG: \(String(cString: message))") }
-        // At most 65,535² pixels × 3 components × 2 bytes: far below Int.max.
+        // At most 65,535² pixels × 10 components (libjpeg's limit) × 2 bytes, and whole MCUs: far below Int.max.
         return JPEGHeader(width: Int(width), height: Int(height), coefficientBytes: Int(clamping: coefficients))
     }
 
@@ -156,7 +156,7 @@ public enum ImageCodec {
         }
     }
 
-    static func pngMessage(_ png: inout png_image) -> String {
+    private static func pngMessage(_ png: inout png_image) -> String {
         withUnsafeBytes(of: &png.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 }

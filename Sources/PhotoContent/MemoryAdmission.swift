@@ -20,7 +20,7 @@ public final class MemoryAdmission: @unchecked Sendable {
         /// Whether work estimated at `bytes` may start now. Work larger than the whole budget still runs, but
         /// alone: refusing it would make the photo unrenderable, and it is rare (a 100 MP image).
         static func fits(_ bytes: Int, running: Int, bytesInUse: Int, slots: Int, budget: Int) -> Bool {
-            running < slots && (running == 0 || bytesInUse + bytes <= budget)
+            running < slots && (running == 0 || bytes <= budget - bytesInUse)
         }
     }
 
@@ -33,7 +33,7 @@ public final class MemoryAdmission: @unchecked Sendable {
     /// Blocks until work of `bytes` may start, then counts it as running until `release(bytes)`. In arrival
     /// order: a large render is not passed over forever by a stream of small ones.
     public func admit(_ bytes: Int) {
-        let bytes = max(0, bytes)
+        let bytes = counted(bytes)
         condition.lock()
         defer { condition.unlock() }
         let ticket = state.nextTicket
@@ -53,10 +53,14 @@ public final class MemoryAdmission: @unchecked Sendable {
     public func release(_ bytes: Int) {
         condition.lock()
         state.running -= 1
-        state.bytesInUse -= max(0, bytes)
+        state.bytesInUse -= counted(bytes)
         condition.broadcast()
         condition.unlock()
     }
+
+    /// What work estimated at `bytes` counts for: more than the budget runs alone whatever the excess, so it
+    /// counts as the budget (and sums cannot overflow).
+    private func counted(_ bytes: Int) -> Int { min(max(0, bytes), budget) }
 
     /// Runs `body` once admitted, and releases when it returns or throws.
     public func run<T>(estimatedBytes bytes: Int, _ body: () throws -> T) rethrows -> T {

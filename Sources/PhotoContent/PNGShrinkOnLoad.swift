@@ -3,29 +3,23 @@ import CPNG
 import Foundation
 
 extension ImageCodec {
-    /// A PNG's size and the channels it decodes to (gray or RGB, plus alpha when it has any), from the chunks
-    /// before its image data.
-    public static func pngHeader(_ data: Data) throws -> (width: Int, height: Int, channels: Int) {
-        try data.withUnsafeBytes { bytes in
-            var png = png_image()
-            png.version = UInt32(PNG_IMAGE_VERSION)
-            guard png_image_begin_read_from_memory(&png, bytes.baseAddress, bytes.count) != 0 else {
-                throw ImageCodecError(message: "not a decodable PNG: \(pngMessage(&png))")
-            }
-            png_image_free(&png)
-            let colour = png.format & UInt32(PNG_FORMAT_FLAG_COLOR) != 0, alpha = png.format & UInt32(PNG_FORMAT_FLAG_ALPHA) != 0
-            return (Int(png.width), Int(png.height), (colour ? 3 : 1) + (alpha ? 1 : 0))
+    /// What a PNG's chunks before its image data say: its size, the channels it decodes to (gray or RGB, plus
+    /// alpha when it has any), and whether `decodePNG(_:maxPixels:shrinkingBy:)` can decode it band by band.
+    public struct PNGHeader: Sendable {
+        public var width: Int, height: Int, channels: Int
+        public var decodesByBands: Bool
+    }
+
+    public static func pngHeader(_ data: Data) throws -> PNGHeader {
+        try withRowReader(data) { _, opened, width, height, channels in
+            PNGHeader(width: width, height: height, channels: channels, decodesByBands: opened == 0)
         }
     }
 
-    /// Decodes a PNG block-shrunk by `factor` (what `ImageResizer.blockShrink` makes of `decodePNG`'s whole
-    /// image, byte for byte), holding `factor` decoded rows at a time: a 5120×2880 RGBA wallpaper is 59 MB
-    /// decoded, and 2.4 MB once shrunk by 5 for a 256 px thumbnail. Returns nil for the files only the
-    /// whole-image decoder reads this way (interlaced, 16-bit, a gamma other than sRGB's), and for a factor
-    /// larger than the image: decode those whole.
-    public static func decodePNG(_ data: Data, maxPixels: Int = 0, shrinkingBy factor: Int) throws -> PixelImage? {
-        guard factor >= 1 else { return nil }
-        return try data.withUnsafeBytes { bytes -> PixelImage? in
+    /// Opens libpng's row reader on `data` for `body` (given the open's result, 0 or 1, and the header's
+    /// width, height and channels), and closes it after.
+    private static func withRowReader<T>(_ data: Data, _ body: (UnsafeMutablePointer<photofs_png_rows>, Int32, Int, Int, Int) throws -> T) throws -> T {
+        try data.withUnsafeBytes { bytes in
             let reader = UnsafeMutablePointer<photofs_png_rows>.allocate(capacity: 1)
             reader.initialize(to: photofs_png_rows())
             defer {
@@ -37,9 +31,20 @@ extension ImageCodec {
             let opened = photofs_png_rows_open(reader, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count,
                                                &width, &height, &channels)
             guard opened >= 0 else { throw ImageCodecError(message: "not a decodable PNG: \(rowsMessage(reader))") }
-            let sourceWidth = Int(width), sourceHeight = Int(height), channelCount = Int(channels)
+            return try body(reader, opened, Int(width), Int(height), Int(channels))
+        }
+    }
+
+    /// Decodes a PNG block-shrunk by `factor` (what `ImageResizer.blockShrink` makes of `decodePNG`'s whole
+    /// image, byte for byte), holding `factor` decoded rows at a time: a 5120×2880 RGBA wallpaper is 59 MB
+    /// decoded, and 2.4 MB once shrunk by 5 for a 256 px thumbnail. Returns nil for the files only the
+    /// whole-image decoder reads this way (interlaced, 16-bit, a gamma other than sRGB's), and for a factor
+    /// larger than the image: decode those whole.
+    public static func decodePNG(_ data: Data, maxPixels: Int = 0, shrinkingBy factor: Int) throws -> PixelImage? {
+        guard factor >= 1 else { return nil }
+        return try withRowReader(data) { reader, opened, sourceWidth, sourceHeight, channelCount -> PixelImage? in
             if maxPixels > 0 && sourceWidth * sourceHeight > maxPixels {
-                throw ImageCodecError(message: "PNG of \(width)×\(height) has more pixels than allowed")
+                throw ImageCodecError(message: "PNG of \(sourceWidth)×\(sourceHeight) has more pixels than allowed")
             }
             guard opened == 0, sourceWidth >= factor, sourceHeight >= factor else { return nil }
             var shrinker = ImageResizer.BlockShrinker(sourceWidth: sourceWidth, factor: factor, channels: channelCount)

@@ -91,6 +91,9 @@ public enum VariantRenderer {
         } else {
             let header = try ImageCodec.pngHeader(source)
             let stored = (width: header.width, height: header.height)
+            guard stored.width * stored.height <= options.maxPixels else {
+                throw ImageCodecError(message: "PNG of \(stored.width)×\(stored.height) has more pixels than allowed")
+            }
             let target = storedTarget(stored.width, stored.height, spec, orientation: 1)
             if case .fit = spec, target == (stored.width, stored.height), fitType == contentType {
                 return RenderedVariant(data: source, contentType: contentType, width: stored.width,
@@ -101,7 +104,8 @@ public enum VariantRenderer {
             // for a 256 px thumbnail (docs/benchmarks-resize.md).
             decodedSize = stored
             let factor = geometry(stored.width, stored.height, spec, orientation: 1).blockFactor
-            if factor > 1, let shrunk = try ImageCodec.decodePNG(source, maxPixels: options.maxPixels, shrinkingBy: factor) {
+            if factor > 1, header.decodesByBands,
+               let shrunk = try ImageCodec.decodePNG(source, maxPixels: options.maxPixels, shrinkingBy: factor) {
                 image = shrunk
                 shrunkBy = factor
             } else {
@@ -149,7 +153,15 @@ public enum VariantRenderer {
     /// bench's large wallpapers: 0.91–1.00× for JPEG, 1.01–1.32× for PNG. nil when `prefix` does not hold a
     /// readable header: the caller assumes the worst.
     public static func estimatedPeakBytes(prefix: Data, sourceBytes: Int, contentType: String, spec: VariantSpec,
-                                          outputType: String? = nil) -> Int? {
+                                          outputType: String? = nil, maxPixels: Int = RenderOptions().maxPixels) -> Int? {
+        // A header over the limit is refused before anything is decoded: it costs its bytes, not the tens of GB
+        // its header claims (which would make every other render wait for it). Sizes are at most 65,535
+        // (JPEG) and 1,000,000 (libpng's default limit) a side, so the products below fit an Int; the sum
+        // with `sourceBytes` (a size from the catalog) saturates.
+        func withSource(_ bytes: Int) -> Int {
+            let (sum, overflow) = max(0, sourceBytes).addingReportingOverflow(bytes)
+            return overflow ? Int.max : sum
+        }
         let decoded: (width: Int, height: Int)
         let channels: Int
         var orientation = 1
@@ -157,11 +169,12 @@ public enum VariantRenderer {
         var shrunkOnLoad = false
         if contentType == "image/jpeg" {
             guard let header = try? ImageCodec.jpegHeader(prefix), header.width > 0, header.height > 0 else { return nil }
+            guard header.width * header.height <= maxPixels else { return withSource(0) }
             orientation = ExifOrientation.read(jpeg: prefix)
             let target = storedTarget(header.width, header.height, spec, orientation: orientation)
             if case .fit = spec, target == (header.width, header.height), orientation == 1,
                (outputType ?? contentType) == contentType {
-                return sourceBytes
+                return withSource(0)
             }
             let d = dctDenominator(header.width, header.height, target: target)
             decoded = ((header.width + d - 1) / d, (header.height + d - 1) / d)
@@ -171,21 +184,22 @@ public enum VariantRenderer {
                            2 * decoded.width * decoded.height * channels)
         } else if contentType == "image/png" {
             guard let header = try? ImageCodec.pngHeader(prefix), header.width > 0, header.height > 0 else { return nil }
+            guard header.width * header.height <= maxPixels else { return withSource(0) }
             let size = (width: header.width, height: header.height)
             if case .fit = spec, storedTarget(size.width, size.height, spec, orientation: 1) == size,
                (outputType ?? contentType) == contentType {
-                return sourceBytes
+                return withSource(0)
             }
             decoded = size
             channels = header.channels
             let factor = geometry(size.width, size.height, spec, orientation: 1).blockFactor
-            shrunkOnLoad = factor > 1
+            shrunkOnLoad = factor > 1 && header.decodesByBands
             // A band of `factor` rows and the shrunk result, or the whole image for a file decoded whole
-            // (interlaced and 16-bit ones are counted as banded: rare, and the budget has room for them).
+            // (interlaced, 16-bit, another gamma than sRGB's).
             decoding = shrunkOnLoad ? factor * size.width * channels + size.width / factor * (size.height / factor) * channels
                 : size.width * size.height * channels
         } else {
-            return sourceBytes
+            return withSource(0)
         }
         let geometry = geometry(decoded.width, decoded.height, spec, orientation: orientation)
         let factor = geometry.blockFactor
@@ -197,7 +211,7 @@ public enum VariantRenderer {
         // the row being summed.
         let taps = Int(6 * max(1, geometry.scaleY / Double(factor))) + 3
         resampling += taps * geometry.width * channels * MemoryLayout<Float>.size + 3 * output
-        return sourceBytes + max(decoding, resampling)
+        return withSource(max(decoding, resampling))
     }
 
     /// How the decoded image (`width`×`height` as stored, not yet upright) maps onto `spec`'s pixels.

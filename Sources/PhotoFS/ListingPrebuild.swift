@@ -118,10 +118,9 @@ extension PhotoFilesystem {
             (node, { $0.photoListing(positions.map { rows[Int($0)].photo }, node: node, style: .title) })
         }
         for (year, positions) in years {
-            let sorted = positions.sorted {
-                let first = rows[Int($0)].photo, second = rows[Int($1)].photo
-                return (first.momentAt, first.seq) < (second.momentAt, second.seq)
-            }
+            // Sorted by keys read once, not by comparing whole records (each comparison would copy two).
+            let sorted = positions.map { (rows[Int($0)].photo.momentAt, rows[Int($0)].photo.seq, $0) }
+                .sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
             folders.append((.year(year), { $0.photoListing(sorted.map { rows[Int($0)].photo }, node: .year(year), style: .moment) }))
         }
         return folders

@@ -34,13 +34,14 @@ public final class VariantProducer: @unchecked Sendable {
 
     /// What renders may hold at once, by `VariantRenderer.estimatedPeakBytes`. The target is a daemon under
     /// 150 MB; it idles at 37 MB after mounting the bench's library. Two renders at once of the bench's 85
-    /// wallpapers peaked at 226–232 MB without a budget: a 5120×2880 progressive JPEG alone makes libjpeg hold
+    /// wallpapers peaked at 225–239 MB without a budget: a 5120×2880 progressive JPEG alone makes libjpeg hold
     /// 88 MB of coefficients at any scale, and two such renders met. A render estimated above the budget runs
     /// alone. Measured with the budget in docs/benchmarks-resize.md.
     public static let renderMemoryBudget = 96 << 20
-    /// Enough of a source to read its header: a JPEG's frame header follows its APP segments (EXIF, XMP, an
-    /// ICC profile), each at most 64 KiB; a PNG's size is in its first chunk. Past this the estimate gives up
-    /// and the render runs alone.
+    /// Enough of a source to read its header: libjpeg reads up to the first scan, after the APP segments
+    /// (EXIF, XMP, an ICC profile, each segment at most 64 KiB but a profile may take several); libpng reads
+    /// every chunk before the image data. A header that does not fit is estimated at the whole budget: the
+    /// render runs alone.
     static let headerPrefixBytes = 256 << 10
 
     private let lock = NSLock()
@@ -234,7 +235,8 @@ public final class VariantProducer: @unchecked Sendable {
             if let end = try? file.seekToEnd() { sourceBytes = Int(clamping: end) }
         }
         guard let prefix, let estimate = VariantRenderer.estimatedPeakBytes(
-            prefix: prefix, sourceBytes: sourceBytes, contentType: source.type, spec: spec, outputType: photo.contentType)
+            prefix: prefix, sourceBytes: sourceBytes, contentType: source.type, spec: spec, outputType: photo.contentType,
+            maxPixels: renderOptions.maxPixels)
         else { return Self.renderMemoryBudget }
         return estimate
     }

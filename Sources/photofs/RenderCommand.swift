@@ -44,7 +44,8 @@ struct RenderCommand: ParsableCommand {
             throw CommandFailure("cannot write \(output)")
         }
         // What a sized mount budgets for this render (`VariantProducer.renderMemoryBudget`).
-        let estimate = VariantRenderer.estimatedPeakBytes(prefix: data, sourceBytes: data.count, contentType: type, spec: spec)
+        let estimate = VariantRenderer.estimatedPeakBytes(prefix: data, sourceBytes: data.count, contentType: type, spec: spec,
+                                                          maxPixels: options.maxPixels)
         print("\(rendered.width)×\(rendered.height) \(rendered.contentType), \(rendered.data.count) bytes"
               + (rendered.isUnchanged ? " (the input, unchanged)" : "") + String(format: ", %.1f ms", milliseconds)
               + (estimate.map { String(format: ", estimated peak memory %.1f MB", Double($0) / 1e6) } ?? ""))

@@ -1,6 +1,6 @@
 // The catalog: one transaction per import, idempotent re-import, merged regions, stored counts, recents.
 import GRDB
-import PhotoCatalog
+@testable import PhotoCatalog
 import XCTest
 
 final class CatalogTests: XCTestCase {
@@ -68,12 +68,10 @@ final class CatalogTests: XCTestCase {
         // Reading every photo row per region after each 500-photo page made a 100,000-photo import quadratic.
         let queue = try DatabaseQueue(path: directory.appendingPathComponent("library.sqlite").path)
         let plan = try queue.read { db in
-            try Row.fetchAll(db, sql: """
-                EXPLAIN QUERY PLAN SELECT count(*), count(DISTINCT photographer_id) FROM photo
-                WHERE region_id = 1 AND available = 1
-                """).map { ($0["detail"] as String?) ?? "" }
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Catalog.recountRegionsSQL).map { ($0["detail"] as String?) ?? "" }
         }
-        XCTAssertTrue(plan.contains("SEARCH photo USING INDEX photo_available_by_region (region_id=? AND available=?)"), "\(plan)")
+        let search = "SEARCH photo USING INDEX photo_available_by_region (region_id=? AND available=?)"
+        XCTAssertEqual(plan.filter { $0.contains("photo") }, [search, search], "\(plan)")
     }
 
     func testPhotosWithoutAKnownSizeAreNotListed() throws {

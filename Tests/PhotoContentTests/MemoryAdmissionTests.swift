@@ -59,6 +59,17 @@ final class MemoryAdmissionTests: XCTestCase {
         XCTAssertTrue(eventually { log.entries == ["150", "5"] }, "\(log.entries)")
     }
 
+    func testAnEstimateNearIntMaxCountsAsTheWholeBudgetAndCannotOverflowTheSum() {
+        let gate = MemoryAdmission(budget: 100, slots: 2)
+        gate.admit(Int.max)
+        gate.release(Int.max)
+        gate.admit(60)
+        // Had Int.max been counted (or subtracted) as itself, the 60 in use would now be wrong.
+        XCTAssertFalse(MemoryAdmission.State.fits(Int.max, running: 1, bytesInUse: 60, slots: 2, budget: 100))
+        XCTAssertEqual(gate.run(estimatedBytes: 40) { 1 }, 1)
+        gate.release(60)
+    }
+
     func testRunReleasesWhenTheWorkThrows() {
         struct Failure: Error {}
         let gate = MemoryAdmission(budget: 100, slots: 1)

@@ -47,6 +47,24 @@ final class RenderMemoryEstimateTests: XCTestCase {
         XCTAssertGreaterThan(fit, png.count + whole)
     }
 
+    func testAPNGOnlyTheWholeImageDecoderReadsIsEstimatedWhole() throws {
+        // An interlaced header (the band decoder leaves these to the whole-image decoder); only the chunks
+        // before the image data are read for an estimate.
+        let interlaced = PNGFixture.make(width: 1200, height: 900, colourType: 6, depth: 8, trns: nil, interlaced: true)
+        XCTAssertEqual(try ImageCodec.pngHeader(interlaced).decodesByBands, false)
+        let estimate = try XCTUnwrap(VariantRenderer.estimatedPeakBytes(prefix: interlaced, sourceBytes: 0,
+                                                                        contentType: "image/png", spec: .square(64)))
+        XCTAssertGreaterThan(estimate, 1200 * 900 * 4)
+    }
+
+    func testAHeaderOverTheLimitCostsItsBytesAndASizeFromAHostileCatalogDoesNotOverflow() throws {
+        let png = PNGFixture.make(width: 300, height: 200, colourType: 2, depth: 8, trns: nil)
+        XCTAssertEqual(VariantRenderer.estimatedPeakBytes(prefix: png, sourceBytes: 77, contentType: "image/png",
+                                                          spec: .square(64), maxPixels: 300 * 200 - 1), 77)
+        XCTAssertEqual(VariantRenderer.estimatedPeakBytes(prefix: png, sourceBytes: Int.max, contentType: "image/png",
+                                                          spec: .square(64)), Int.max)
+    }
+
     func testASourceServedUnchangedCostsItsBytesAndAnUnreadableHeaderIsUnknown() throws {
         let small = try ImageCodec.encodeJPEG(Self.picture, quality: 85)
         XCTAssertEqual(VariantRenderer.estimatedPeakBytes(prefix: small, sourceBytes: 1234, contentType: "image/jpeg",
