@@ -1,4 +1,4 @@
-// Lets memory-hungry work (renders) start only while its estimated bytes fit a budget, first come, first served.
+// Lets memory-hungry work (renders) start only while its estimated bytes fit a budget: urgent work first, then in arrival order.
 import Foundation
 
 public final class MemoryAdmission: @unchecked Sendable {
@@ -13,9 +13,12 @@ public final class MemoryAdmission: @unchecked Sendable {
     struct State {
         var running = 0
         var bytesInUse = 0
-        /// Tickets of the waiting callers, in arrival order.
-        var waiting: [UInt64] = []
+        /// The waiting callers, in arrival order, each with how to learn whether someone now waits for it.
+        var waiting: [(ticket: UInt64, isUrgent: () -> Bool)] = []
         var nextTicket: UInt64 = 0
+
+        /// Which waiter is next: the first urgent one, else the first to arrive.
+        static func next(urgent: [Bool]) -> Int { urgent.firstIndex(of: true) ?? 0 }
 
         /// Whether work estimated at `bytes` may start now. Work larger than the whole budget still runs, but
         /// alone: refusing it would make the photo unrenderable, and it is rare (a 100 MP image).
@@ -30,20 +33,26 @@ public final class MemoryAdmission: @unchecked Sendable {
         self.slots = slots
     }
 
-    /// Blocks until work of `bytes` may start, then counts it as running until `release(bytes)`. In arrival
-    /// order: a large render is not passed over forever by a stream of small ones.
-    public func admit(_ bytes: Int) {
+    /// Blocks until work of `bytes` may start, then counts it as running until `release(bytes)`. Urgent work
+    /// (`isUrgent`, asked again at every change: a user may start waiting for a render queued in the
+    /// background) goes first; otherwise in arrival order, so a large render is not passed over forever by a
+    /// stream of small ones.
+    public func admit(_ bytes: Int, isUrgent: @escaping () -> Bool = { false }) {
         let bytes = counted(bytes)
         condition.lock()
         defer { condition.unlock() }
         let ticket = state.nextTicket
         state.nextTicket &+= 1
-        state.waiting.append(ticket)
-        while state.waiting.first != ticket
-            || !State.fits(bytes, running: state.running, bytesInUse: state.bytesInUse, slots: slots, budget: budget) {
+        state.waiting.append((ticket, isUrgent))
+        while true {
+            let next = State.next(urgent: state.waiting.map { $0.isUrgent() })
+            if state.waiting[next].ticket == ticket,
+               State.fits(bytes, running: state.running, bytesInUse: state.bytesInUse, slots: slots, budget: budget) {
+                state.waiting.remove(at: next)
+                break
+            }
             condition.wait()
         }
-        state.waiting.removeFirst()
         state.running += 1
         state.bytesInUse += bytes
         // The next in line may fit beside this one.
@@ -63,8 +72,8 @@ public final class MemoryAdmission: @unchecked Sendable {
     private func counted(_ bytes: Int) -> Int { min(max(0, bytes), budget) }
 
     /// Runs `body` once admitted, and releases when it returns or throws.
-    public func run<T>(estimatedBytes bytes: Int, _ body: () throws -> T) rethrows -> T {
-        admit(bytes)
+    public func run<T>(estimatedBytes bytes: Int, isUrgent: @escaping () -> Bool = { false }, _ body: () throws -> T) rethrows -> T {
+        admit(bytes, isUrgent: isUrgent)
         defer { release(bytes) }
         return try body()
     }

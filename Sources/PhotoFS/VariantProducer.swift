@@ -28,7 +28,7 @@ public final class VariantProducer: @unchecked Sendable {
     private let logger: Logger
     /// Threads that fetch a source and render it. Twice the cores: a job waiting for its source's download
     /// must not leave a core idle; `admission` still lets only one render per core run at a time, and only
-    /// while their estimated memory fits `renderMemoryBudget`.
+    /// while their estimated memory fits `renderMemoryBudget`, those a user waits for first.
     private let pool: PriorityWorkPool<ProducedVariant>
     private let admission: MemoryAdmission
 
@@ -132,7 +132,8 @@ public final class VariantProducer: @unchecked Sendable {
         let source = try fetchSource(sourceURL, photo: photo)
         let rendered: RenderedVariant
         let estimate = estimatedPeakBytes(of: source, photo: photo)
-        admission.admit(estimate)
+        // A render someone waits for (a lookup, an open) goes before background ones waiting to start.
+        admission.admit(estimate, isUrgent: { [pool] in pool.waitingCount(for: String(photo.seq)) > 0 })
         let started = DispatchTime.now()
         do {
             defer { admission.release(estimate) }

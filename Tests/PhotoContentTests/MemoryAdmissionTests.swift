@@ -14,11 +14,36 @@ final class MemoryAdmissionTests: XCTestCase {
     }
 
     /// Starts `admit(bytes)` on its own thread, which writes `name` to `log` once admitted.
-    private func admitInBackground(_ gate: MemoryAdmission, _ bytes: Int, log: Log, name: String) {
+    private func admitInBackground(_ gate: MemoryAdmission, _ bytes: Int, log: Log, name: String,
+                                   isUrgent: @escaping @Sendable () -> Bool = { false }) {
         Thread.detachNewThread {
-            gate.admit(bytes)
+            gate.admit(bytes, isUrgent: isUrgent)
             log.append(name)
         }
+    }
+
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var raised = false
+        func raise() { lock.lock(); raised = true; lock.unlock() }
+        var isRaised: Bool { lock.lock(); defer { lock.unlock() }; return raised }
+    }
+
+    func testWorkSomeoneStartedWaitingForGoesBeforeWorkThatArrivedEarlier() {
+        let gate = MemoryAdmission(budget: 100, slots: 1)
+        let log = Log()
+        let userWaits = Flag()
+        gate.admit(10) // the one slot is taken
+        admitInBackground(gate, 10, log: log, name: "background")
+        XCTAssertTrue(eventually { gate.waitingCount == 1 })
+        admitInBackground(gate, 10, log: log, name: "opened", isUrgent: { userWaits.isRaised })
+        XCTAssertTrue(eventually { gate.waitingCount == 2 })
+        // Queued as background work, then someone opens the photo: asked again when the slot frees.
+        userWaits.raise()
+        gate.release(10)
+        XCTAssertTrue(eventually { log.entries == ["opened"] && gate.waitingCount == 1 }, "\(log.entries)")
+        gate.release(10)
+        XCTAssertTrue(eventually { log.entries == ["opened", "background"] }, "\(log.entries)")
     }
 
     final class Log: @unchecked Sendable {
