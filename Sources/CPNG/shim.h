@@ -14,17 +14,21 @@
 static inline size_t photofs_png_row_stride(const png_image *image) { return PNG_IMAGE_ROW_STRIDE(*image); }
 static inline size_t photofs_png_buffer_size(const png_image *image) { return PNG_IMAGE_SIZE(*image); }
 
+#define PHOTOFS_PNG_MESSAGE 200
+
 struct photofs_png_output {
     unsigned char *data;
     size_t size;
     size_t capacity;
-    char message[200];
+    char message[PHOTOFS_PNG_MESSAGE];
 };
 
+/* libpng's error handler for both the writer and the row reader: their error pointer is the message buffer
+   (PHOTOFS_PNG_MESSAGE bytes) of their state, filled before jumping back to the setjmp of the call. */
 static void photofs_png_error(png_structp png, png_const_charp message) {
-    struct photofs_png_output *output = (struct photofs_png_output *)png_get_error_ptr(png);
-    strncpy(output->message, message, sizeof output->message - 1);
-    output->message[sizeof output->message - 1] = 0;
+    char *buffer = (char *)png_get_error_ptr(png);
+    strncpy(buffer, message, PHOTOFS_PNG_MESSAGE - 1);
+    buffer[PHOTOFS_PNG_MESSAGE - 1] = 0;
     png_longjmp(png, 1);
 }
 
@@ -59,7 +63,7 @@ static inline int photofs_png_encode(const unsigned char *pixels, int width, int
     /* On the heap, so its contents are well defined after the longjmp (locals changed after setjmp are not). */
     struct photofs_png_output *output = (struct photofs_png_output *)calloc(1, sizeof *output);
     if (output == NULL) return -1;
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, output, photofs_png_error, photofs_png_warning);
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, output->message, photofs_png_error, photofs_png_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (png == NULL || info == NULL) {
         png_destroy_write_struct(&png, &info);
@@ -100,15 +104,8 @@ struct photofs_png_rows {
     const unsigned char *data;
     size_t size;
     size_t offset;
-    char message[200];
+    char message[PHOTOFS_PNG_MESSAGE];
 };
-
-static void photofs_png_rows_error(png_structp png, png_const_charp message) {
-    struct photofs_png_rows *rows = (struct photofs_png_rows *)png_get_error_ptr(png);
-    strncpy(rows->message, message, sizeof rows->message - 1);
-    rows->message[sizeof rows->message - 1] = 0;
-    png_longjmp(png, 1);
-}
 
 static void photofs_png_rows_input(png_structp png, png_bytep bytes, png_size_t length) {
     struct photofs_png_rows *rows = (struct photofs_png_rows *)png_get_io_ptr(png);
@@ -128,7 +125,7 @@ static inline int photofs_png_rows_open(struct photofs_png_rows *rows, const uns
     memset(rows, 0, sizeof *rows);
     rows->data = data;
     rows->size = size;
-    rows->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, rows, photofs_png_rows_error, photofs_png_warning);
+    rows->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, rows->message, photofs_png_error, photofs_png_warning);
     rows->info = rows->png != NULL ? png_create_info_struct(rows->png) : NULL;
     if (rows->info == NULL) {
         strncpy(rows->message, "out of memory", sizeof rows->message - 1);
