@@ -63,11 +63,8 @@ public enum DesktopThumbnailRenderer {
                 throw ImageCodecError(message: "JPEG of \(stored.width)×\(stored.height) is empty or has more pixels than allowed")
             }
             let target = ImageResizer.fitting(width: stored.width, height: stored.height, maxEdge: largestEdge)
-            // Shrink on load by VariantRenderer's rule: the largest 1/8, 1/4, 1/2 DCT scale still leaving twice the
-            // largest target (at 1/8 a DCT shrink is a plain block average; the reduction after it smooths that).
-            let denominator = [8, 4, 2].first { (d: Int) -> Bool in
-                (stored.width + d - 1) / d >= 2 * target.width && (stored.height + d - 1) / d >= 2 * target.height
-            } ?? 1
+            // Shrink on load by VariantRenderer's rule: the largest DCT scale still leaving twice the largest target.
+            let denominator = VariantRenderer.dctDenominator(stored.width, stored.height, target: target)
             let image = try ImageCodec.decodeJPEG(data, scaleDenominator: denominator, maxPixels: maxPixels, dcOnly: true)
             return (image, stored.width, stored.height, ExifOrientation.read(jpeg: data))
         }

@@ -217,10 +217,8 @@ public enum VariantRenderer {
     /// How the decoded image (`width`×`height` as stored, not yet upright) maps onto `spec`'s pixels.
     static func geometry(_ width: Int, _ height: Int, _ spec: VariantSpec, orientation: Int) -> ImageResizer.Resampling {
         switch spec {
-        case .fit(let edge):
-            let upright = orientation >= 5 ? (height, width) : (width, height)
-            let size = ImageResizer.fitting(width: upright.0, height: upright.1, maxEdge: edge)
-            let stored = orientation >= 5 ? (size.height, size.width) : (size.width, size.height)
+        case .fit:
+            let stored = storedTarget(width, height, spec, orientation: orientation)
             return .whole(sourceWidth: width, sourceHeight: height, width: stored.0, height: stored.1)
         case .square(let side):
             // Always N×N, as a file manager expects of a thumbnail: the rare photo smaller than N is enlarged.
