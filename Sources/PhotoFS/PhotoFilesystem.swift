@@ -572,14 +572,15 @@ public final class PhotoFilesystem: @unchecked Sendable {
     }
 
     private func recentListing(containing inode: UInt64) -> DirectoryListing? {
-        recentPosition(of: inode)?.listing
+        recentPosition(of: inode, opening: false)?.listing
     }
 
     /// The most recently listed directory holding `inode`, where, and whether the open before it from that
     /// directory was the entry just after it (a viewer stepping backwards). A program going through a
     /// folder opens a neighbour of the entry it opened last, so those are looked at first: a linear search
-    /// of the newest 8 listings ran on every open, whatever the folder's size.
-    private func recentPosition(of inode: UInt64) -> (listing: DirectoryListing, index: Int, backwards: Bool)? {
+    /// of the newest 8 listings ran on every open, whatever the folder's size. Only an open (`opening`)
+    /// becomes the last opened position: a `stat` in a sized mount looks its photo's folder up too.
+    private func recentPosition(of inode: UInt64, opening: Bool) -> (listing: DirectoryListing, index: Int, backwards: Bool)? {
         lock.lock()
         defer { lock.unlock() }
         for listing in recentlyListed.reversed() {
@@ -589,7 +590,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
             func holds(_ index: Int) -> Bool { entries.indices.contains(index) && entries[index].attributes.inode == inode }
             let neighbour = last.flatMap { holds($0 + 1) ? $0 + 1 : holds($0 - 1) ? $0 - 1 : holds($0) ? $0 : nil }
             guard let index = neighbour ?? entries.firstIndex(where: { $0.attributes.inode == inode }) else { continue }
-            lastOpenedPosition[node] = index
+            if opening { lastOpenedPosition[node] = index }
             return (listing, index, last == index + 1)
         }
         return nil
@@ -759,7 +760,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// the most recently listed directory holding it.
     private func prefetchAfter(_ inode: UInt64) {
         guard options.prefetchCount > 0 else { return }
-        guard let (listing, index, backwards) = recentPosition(of: inode) else { return }
+        guard let (listing, index, backwards) = recentPosition(of: inode, opening: true) else { return }
         let entries = listing.entries
         // Onwards, or backwards for a viewer going back through the folder (each step the entry before).
         let count = options.prefetchCount
