@@ -169,7 +169,7 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         var seqs: [Int64] = []
         lock.lock()
         guard !stopped else { lock.unlock(); return 0 }
-        for target in targets where !failed.contains(target.seq) && !isDeferredLocked(target.seq, mayFetchOriginal: target.mayFetchOriginal) {
+        for target in targets where !isSettledLocked(target.seq, mayFetchOriginal: target.mayFetchOriginal) {
             guard target.uris.contains(where: { current[$0] != target.stamp(uri: $0) }) else { continue }
             var pending = waiting[target.seq] ?? []
             pending.removeAll { $0.path == target.path }
@@ -282,10 +282,11 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
     public func isSettled(_ seq: Int64, mayFetchOriginal: Bool) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return failed.contains(seq) || isDeferredLocked(seq, mayFetchOriginal: mayFetchOriginal)
+        return isSettledLocked(seq, mayFetchOriginal: mayFetchOriginal)
     }
 
-    private func isDeferredLocked(_ seq: Int64, mayFetchOriginal: Bool) -> Bool {
+    private func isSettledLocked(_ seq: Int64, mayFetchOriginal: Bool) -> Bool {
+        if failed.contains(seq) { return true }
         guard let deferral = deferred[seq], DispatchTime.now() < deferral.until else { return false }
         return !(deferral.unlessOriginalAllowed && mayFetchOriginal)
     }
