@@ -117,6 +117,7 @@ public enum MountOptionList {
         case .proxy: return "http://proxy.home:3128"
         case .backupTools: return "\"rsync,tar\""
         case .desktopThumbnails: return "off"
+        case .thumbnailListers: return "\"gthumb,geeqie\""
         case .logLevel: return "debug"
         case .allowNonempty, .foreground: return ""
         }

@@ -17,6 +17,7 @@ public enum MountOption: String, CaseIterable, Sendable {
     case proxy
     case backupTools = "backup-tools"
     case desktopThumbnails = "desktop-thumbnails"
+    case thumbnailListers = "thumbnail-listers"
     case allowNonempty = "allow-nonempty"
     case logLevel = "log-level"
     case foreground
@@ -70,6 +71,8 @@ public struct MountSettings: Equatable, Sendable {
     public var backupTools: [String]?
     /// Write freedesktop thumbnails of listed photos into the user's thumbnail cache.
     public var desktopThumbnails = true
+    /// Commands whose listings get desktop thumbnails besides file managers and thumbnailers.
+    public var thumbnailListers: [String] = []
     public var allowNonempty = false
     public var logLevel: String?
     public var foreground = false
@@ -154,6 +157,8 @@ public struct MountSettings: Equatable, Sendable {
             case "off", "no", "false", "0": desktopThumbnails = false
             default: throw OptionError("\(name) takes on or off, not \"\(value)\"")
             }
+        case .thumbnailListers:
+            thumbnailListers = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         case .logLevel:
             logLevel = try LogLevelName.check(value, name: name)
         case .allowNonempty:

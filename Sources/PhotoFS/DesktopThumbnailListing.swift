@@ -45,21 +45,20 @@ extension PhotoFilesystem {
         directoryPath(of: node).map { $0.isEmpty ? writer.options.mountpoint : writer.options.mountpoint + "/" + $0 }
     }
 
-    /// Before a listing's reply: writes its photos' thumbnails, waiting a bounded time for those not written
-    /// yet (`DesktopThumbnailOptions.waitPerPhoto`); the rest are written as their sources arrive. A file
-    /// manager's listing may download an original the photo has no smaller rendition for (it would read the
-    /// original anyway to draw its thumbnail); anyone else's may not.
-    func writeDesktopThumbnails(for listing: DirectoryListing, lister: OpenerIdentity?) {
+    /// Before a file manager's (or thumbnailer's) listing is answered: writes its photos' thumbnails, waiting
+    /// a bounded time for those not written yet (`DesktopThumbnailOptions.waitPerPhoto`); the rest
+    /// are written as their sources arrive. Such a listing may download an original the photo has no smaller
+    /// rendition for: the file manager would read the original anyway to draw its thumbnail.
+    func writeDesktopThumbnails(for listing: DirectoryListing) {
         guard let writer = desktopThumbnails,
               let directory = absoluteDirectoryPath(of: listing.attributes.node, writer: writer) else { return }
         writer.remember(directory: listing.attributes.node, path: directory)
-        let mayFetchOriginal = lister.map(UncountedOpeners.isThumbnailing) ?? false
-        let targets = desktopThumbnailTargets(in: listing, directory: directory, mayFetchOriginal: mayFetchOriginal,
-                                              including: { !writer.isSettled($0, mayFetchOriginal: mayFetchOriginal) })
+        let targets = desktopThumbnailTargets(in: listing, directory: directory, mayFetchOriginal: true,
+                                              including: { !writer.isSettled($0, mayFetchOriginal: true) })
             .filter { !writer.isKnownCurrent($0) }
         guard !targets.isEmpty else { return }
         let started = DispatchTime.now()
-        let left = writer.prepare(targets, wait: writer.listingWait(forMissing: targets.count, byFileManager: mayFetchOriginal))
+        let left = writer.prepare(targets, wait: writer.listingWait(forMissing: targets.count))
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
         writer.waited(seconds)
         logger.debug("desktop thumbnails before listing", metadata: [

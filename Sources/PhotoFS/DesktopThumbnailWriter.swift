@@ -14,22 +14,18 @@ public struct DesktopThumbnailOptions: Sendable {
     /// 128 and 256 px: what GLib 2.74, pcmanfm, Thunar and Dolphin ask for by default. x-large (512) would
     /// need the next Flickr rendition (`z`, 640 px, ~4× the bytes of `n`) for HiDPI screens only.
     public var sizes: [DesktopThumbnailSize] = [.normal, .large]
-    /// How long a listing may wait for its photos' thumbnails, per photo still missing one, and at most.
-    /// Measured with the release build on this 2-core machine, loopback origin, folders of 33–34 photos:
-    /// 3.7 ms a photo when its 320 px rendition is fetched first (121–133 ms a folder), 2.1 ms when its source
-    /// is kept in the library (53–85 ms), nothing once written. 5 ms a photo covers both with room for a
-    /// loaded machine, so a first listing finishes its thumbnails before the reply (a file manager looks
-    /// right after); 2 s caps what a huge folder can hold `ls` up. Over a WAN, where a fetched source may cost
-    /// more (see `parallelJobs`), those left are written as they arrive.
-    public var waitPerPhoto: TimeInterval = 0.005
-    /// A file manager's listing waits longer: every thumbnail missing when it replies is one the file manager
-    /// makes itself from the original. With pcmanfm opening cold 40-photo folders of the demo library, 5–6
-    /// of 40 were still to write after 200 ms (5 ms a photo) and pcmanfm opened 0–4 originals; 25 ms a photo
-    /// (1 s for 40, capped by `maxWait`) is a slower first look at a folder rather than megabytes fetched.
-    public var fileManagerWaitPerPhoto: TimeInterval = 0.025
+    /// How long a file manager's listing may wait for its photos' thumbnails, per photo still missing one
+    /// (at most `maxWait`): every thumbnail missing when it replies is one the file manager makes itself from
+    /// the original. Measured with the release build on this 2-core machine, loopback origin, folders of
+    /// 33–34 photos: 3.7 ms a photo when its 320 px rendition is fetched first, 2.1 ms when its source is kept
+    /// in the library. With pcmanfm opening cold 40-photo folders of the demo library, at 5 ms a photo 5–6 of
+    /// 40 were still to write after 200 ms and pcmanfm opened 0–4 originals; 25 ms a photo (1 s for 40) is a
+    /// slower first look at a folder rather than megabytes fetched. Only file managers' and thumbnailers'
+    /// listings wait (`ThumbnailListers`); 2 s caps a huge folder.
+    public var waitPerPhoto: TimeInterval = 0.025
     public var maxWait: TimeInterval = 2
     /// Listings wait out of a budget of `maxWait` seconds that refills at `waitRefillPerSecond`: a file
-    /// manager opening a folder gets its whole wait, an `ls -R` of 100,000 photos waits at its first
+    /// manager opening a folder gets its whole wait, one walking a 100,000-photo tree waits at its first
     /// folders and then goes on at full speed while the rest are written behind it.
     public var waitRefillPerSecond: TimeInterval = 0.25
     /// Photos fetched and rendered at once. Rendering is ~2 ms of CPU a photo (measured), a fetch over a WAN
@@ -37,6 +33,13 @@ public struct DesktopThumbnailOptions: Sendable {
     /// 8 fetches are in flight (an estimated ~5 ms a photo, ~10 at 4), and the origin sees 8 keep-alive
     /// connections for sources of ~30 KB, half what downloads may use.
     public var parallelJobs = 8
+    /// How many sources a mount fetches for thumbnails (renditions, or originals with no smaller rendition):
+    /// at most 1,200 in any minute, the first 1,200 at once, then 20 a second. A file manager opening a folder
+    /// of up to 1,200 photos gets every thumbnail at full speed (8 jobs fetch ~150 a second over a 40 ms
+    /// link); a file manager walked through a 100,000-photo tree costs at most 1,200 requests (~40 MB of
+    /// renditions) a minute, not the whole library in minutes. Sources kept in the library cost no fetch.
+    /// nil: no ceiling (`photofs thumbnails`, which someone ran to write them all).
+    public var fetchCeiling: APIRateLimit? = APIRateLimit(callsPerSecond: 20, burst: 1_200)
 
     public init(store: DesktopThumbnailStore, mountpoint: String) {
         self.store = store
@@ -119,6 +122,10 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         var unlessOriginalAllowed: Bool
         var failures: Int
     }
+    /// Fetches left under `DesktopThumbnailOptions.fetchCeiling` (nil: no ceiling), on the monotonic clock.
+    private var fetchBucket: TokenBucket?
+    private let clock = SystemWaitClock()
+    private var ceilingLogged = false
     /// Seconds of listing wait left (see `DesktopThumbnailOptions.waitRefillPerSecond`), as of `budgetAt`.
     private var waitBudget: TimeInterval
     private var budgetAt = DispatchTime.now()
@@ -137,6 +144,7 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         self.http = http
         self.logger = logger
         waitBudget = options.maxWait
+        fetchBucket = options.fetchCeiling.map { TokenBucket(limit: $0, now: clock.now) }
         // One transaction per 0.2 s of writes, not one per photo (a transaction costs an fsync).
         recorded = CoalescingWriter(delay: 0.2) { batch in
             guard !catalog.isReadOnly else { return }
@@ -219,12 +227,11 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
 
     /// How long a listing of `count` photos without thumbnails may wait: per photo, up to `maxWait`, out of
     /// what is left of the wait budget. Call `waited(_:)` with the time it took.
-    public func listingWait(forMissing count: Int, byFileManager: Bool = false) -> Wait {
+    public func listingWait(forMissing count: Int) -> Wait {
         lock.lock()
         defer { lock.unlock() }
         refillBudgetLocked()
-        let perPhoto = byFileManager ? options.fileManagerWaitPerPhoto : options.waitPerPhoto
-        let seconds = min(options.maxWait, perPhoto * Double(count), waitBudget)
+        let seconds = min(options.maxWait, options.waitPerPhoto * Double(count), waitBudget)
         guard seconds > 0.001 else { return .none }
         return .until(.now() + seconds)
     }
@@ -491,6 +498,28 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         return (identity, photo.id, pngs)
     }
 
+    /// Waits until `fetchCeiling` allows one more fetch (its permits go out in the order they were asked for);
+    /// throws if the writer stops meanwhile, so unmount never waits out the ceiling.
+    private func waitForFetchPermit(_ photo: PhotoRecord) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard fetchBucket != nil else { return }
+        let wait = fetchBucket?.take(at: clock.now) ?? 0
+        guard wait > 0 else { return }
+        if !ceilingLogged {
+            ceilingLogged = true
+            logger.info("desktop thumbnails: fetch ceiling reached, the rest come at its rate", metadata: [
+                "ceiling": "\(options.fetchCeiling?.description ?? "")", "op": "thumbnail", "photo": "\(photo.id)"])
+        }
+        let until = clock.now + wait
+        while !stopped {
+            let left = until - clock.now
+            guard left > 0 else { return }
+            _ = lock.wait(until: Date().addingTimeInterval(left))
+        }
+        throw ThumbnailUnavailable(reason: "the mount is stopping")
+    }
+
     /// What makes a photo's pixels what they are: a replaced original is another image.
     private static func identity(of photo: PhotoRecord) -> String {
         "\(photo.originalURL)|\(photo.etag ?? "")|\(photo.byteSize ?? -1)|\(photo.contentType ?? "")"
@@ -511,6 +540,7 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         guard let choice = RenditionChoice.desktopThumbnailSource(
             edge: DesktopThumbnailSize.large.edge, among: renditions, originalURL: photo.originalURL, originalCached: cached)
         else { throw FilesystemError(.notFound, "photo \(photo.id) has no image to make a thumbnail from") }
+        if !(choice == .original && cached) { try waitForFetchPermit(photo) }
         let bytes: Data, type: String
         switch choice {
         case .original:

@@ -25,6 +25,8 @@ public struct FilesystemOptions: Sendable {
     /// Where and how freedesktop thumbnails of listed photos are written; nil: not at all
     /// (`--desktop-thumbnails=off`).
     public var desktopThumbnails: DesktopThumbnailOptions?
+    /// Whose listings get desktop thumbnails written (file managers and thumbnailers, plus `-o thumbnail_listers=`).
+    public var thumbnailListers = ThumbnailListers()
     public init() {}
 }
 
@@ -407,10 +409,16 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     /// opendir: the listing as it is now, kept for the handle's life so offsets stay valid; also remembered
     /// as the context for prefetching.
-    /// `lister`: the process listing, when known (backup and search tools get no thumbnails written).
+    /// `lister`: the process listing, when known; only file managers and thumbnailers (`ThumbnailListers`)
+    /// get desktop thumbnails written for the listing.
     public func openDirectory(_ inode: UInt64, lister: OpenerIdentity? = nil) throws -> OpenDirectory {
         let listing = try listing(of: inode)
-        if lister.map(UncountedOpeners.isBackupOrSearch) != true { writeDesktopThumbnails(for: listing, lister: lister) }
+        if let lister, options.thumbnailListers.contains(lister) {
+            writeDesktopThumbnails(for: listing)
+        } else if desktopThumbnails != nil {
+            logger.debug("listing gets no desktop thumbnails: not a file manager or thumbnailer", metadata: [
+                "inode": "\(inode)", "op": "opendir", "lister": "\(lister?.names ?? [])"])
+        }
         return OpenDirectory(listing: listing, parent: parent(of: inode))
     }
 

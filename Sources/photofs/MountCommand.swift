@@ -98,9 +98,13 @@ struct MountCommand: ParsableCommand {
                                valueName: "names"))
     var backupTools: String?
 
-    @Option(help: ArgumentHelp("on: before a folder's listing is answered, write freedesktop thumbnails (128 and 256 px, made from each photo's small rendition, not its original) of its photos into $XDG_CACHE_HOME/thumbnails, so file managers show them without downloading originals; off: don't (default: on). -o desktop_thumbnails=off.",
+    @Option(help: ArgumentHelp("on: before a file manager's (or thumbnailer's) listing of a folder is answered, write freedesktop thumbnails (128 and 256 px, made from each photo's small rendition, not its original) of its photos into $XDG_CACHE_HOME/thumbnails, so file managers show them without downloading originals (at most 1,200 fetched a minute); off: don't (default: on). -o desktop_thumbnails=off.",
                                valueName: "on|off"))
     var desktopThumbnails: String?
+
+    @Option(help: ArgumentHelp("Commands whose folder listings also get desktop thumbnails written, a comma list added to the file managers and thumbnailers that always do (\(ThumbnailListers.defaults.joined(separator: ","))). Everyone else (ls, find, du, tree, scripts, backups) gets listings without any download or thumbnail file. -o thumbnail_listers=\"a,b\".",
+                               valueName: "names"))
+    var thumbnailListers: String?
 
     @Option(help: ArgumentHelp("What each file shows: original, N (long edge at most N px), or square:N (N×N PNG thumbnail) (default: original). -o size=...",
                                valueName: "size"))
@@ -133,6 +137,7 @@ struct MountCommand: ParsableCommand {
         given[.prefetch] = prefetch
         given[.backupTools] = backupTools
         given[.desktopThumbnails] = desktopThumbnails
+        given[.thumbnailListers] = thumbnailListers
         given[.size] = size
         given[.jpegQuality] = jpegQuality
         given[.maxPixels] = maxPixels
@@ -177,6 +182,7 @@ struct MountCommand: ParsableCommand {
         options.renderOptions = settings.renderOptions
         options.prefetchCount = settings.prefetch
         if let tools = settings.backupTools { options.uncountedOpeners = UncountedOpeners(tools) }
+        options.thumbnailListers = ThumbnailListers(adding: settings.thumbnailListers)
         if settings.desktopThumbnails {
             options.desktopThumbnails = DesktopThumbnails.options(mountpoint: mountpoint)
             if options.desktopThumbnails == nil {

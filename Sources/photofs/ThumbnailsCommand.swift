@@ -49,7 +49,8 @@ struct ThumbnailsCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: library) else {
             throw CommandFailure("no library at \(library): create one with `photofs import flickr \(library) ...`")
         }
-        guard let desktop = DesktopThumbnails.options(mountpoint: mountpoint) else {
+        // Asked for by name: every thumbnail, without the mount's ceiling on fetches a minute.
+        guard var desktop = DesktopThumbnails.options(mountpoint: mountpoint) else {
             throw CommandFailure("no thumbnail cache: set XDG_CACHE_HOME or HOME")
         }
         let cacheDirectory = cacheDir.map { URL(fileURLWithPath: Paths.absolute($0)) }
@@ -62,6 +63,7 @@ struct ThumbnailsCommand: ParsableCommand {
             var options = FilesystemOptions()
             options.variant = variant
             options.renderOptions = renderOptions
+            desktop.fetchCeiling = nil
             options.desktopThumbnails = desktop
             filesystem = PhotoFilesystem(catalog: catalog, cache: cache, http: http, options: options,
                                          persistentRecents: false, logger: logger)

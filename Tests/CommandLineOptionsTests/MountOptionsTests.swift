@@ -19,6 +19,7 @@ final class MountOptionsTests: XCTestCase {
         (.proxy, "http://proxy.home:3128", { $0.proxy == "http://proxy.home:3128" }),
         (.backupTools, "rsync,borg", { $0.backupTools == ["rsync", "borg"] }),
         (.desktopThumbnails, "off", { !$0.desktopThumbnails }),
+        (.thumbnailListers, "gthumb, geeqie,", { $0.thumbnailListers == ["gthumb", "geeqie"] }),
         (.logLevel, "DEBUG", { $0.logLevel == "debug" }),
         (.allowNonempty, "", { $0.allowNonempty }),
         (.foreground, "", { $0.foreground }),

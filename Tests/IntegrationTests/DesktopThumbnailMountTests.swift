@@ -1,6 +1,7 @@
-// Issue 10, acceptance 1, 2 and 4 (thumbnails): a listed folder's photos get freedesktop thumbnails that
+// Issue 10, acceptance 1, 2 and 4 (thumbnails): a folder listed by a thumbnail lister gets freedesktop thumbnails that
 // GLib's own `gio info` finds valid, in every tree and for hostile names, made from small renditions with no
-// request for an original; they follow a photo's replacement, renaming and deletion at the origin.
+// request for an original; they follow a photo's replacement, renaming and deletion at the origin. Issue 18:
+// listings by anyone else (ls, du, find, scripts, rsync) fetch and write nothing.
 import FlickrOrigin
 import Foundation
 import PhotoCatalog
@@ -11,6 +12,10 @@ final class DesktopThumbnailMountTests: XCTestCase {
     var harness: MountHarness!
 
     override func tearDown() { harness?.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
+
+    /// These tests list folders with ls(1), which gets no thumbnails by default (only file managers and
+    /// thumbnailers do, see FileManagerMountTests for pcmanfm): the mount adds it to the thumbnail listers.
+    static let lsDrawsThumbnails = ["-o", "thumbnail_listers=ls"]
 
     var store: DesktopThumbnailStore {
         DesktopThumbnailStore(root: URL(fileURLWithPath: harness.xdgCacheHome).appendingPathComponent("thumbnails"))
@@ -59,7 +64,7 @@ final class DesktopThumbnailMountTests: XCTestCase {
         harness = try MountHarness(library: DemoLibrary.make(count: 30, scale: 1))
         harness.desktopThumbnails = true
         XCTAssertEqual(harness.importLibrary().status, 0)
-        try harness.mount()
+        try harness.mount(extra: Self.lsDrawsThumbnails)
         harness.origin.resetCounters()
         let directories = photoDirectories()
         XCTAssertGreaterThan(directories.count, 6, "moments and regions directories: \(directories)")
@@ -99,7 +104,7 @@ final class DesktopThumbnailMountTests: XCTestCase {
         // A remount at the same place needs no network: the sources are kept in the library.
         XCTAssertEqual(harness.unmount(), 0)
         try FileManager.default.removeItem(atPath: store.root.path)
-        try harness.mount()
+        try harness.mount(extra: Self.lsDrawsThumbnails)
         harness.origin.resetCounters()
         let directory = directories[0]
         for name in listed(directory) {
@@ -115,7 +120,7 @@ final class DesktopThumbnailMountTests: XCTestCase {
         harness.desktopThumbnails = true
         try harness.signIn()
         XCTAssertEqual(harness.importAccount().status, 0)
-        try harness.mount()
+        try harness.mount(extra: Self.lsDrawsThumbnails)
         let origin = harness.origin
         let public_ = DemoLibrary.stream(of: origin).filter(\.isPublic)
         XCTAssertGreaterThanOrEqual(public_.count, 3)
@@ -198,6 +203,37 @@ final class DesktopThumbnailMountTests: XCTestCase {
         XCTAssertEqual(files.count, 24, "12 photos in /moments and /regions")
         for file in files { XCTAssertTrue(gioThumbnail(file).valid, file) }
         XCTAssertEqual(harness.origin.requestCount(method: "GET"), 0)
+    }
+
+    /// Issue 18, acceptance 1: with the default options, shells, coreutils, scripts and backups walking the
+    /// whole tree cause no image request and no thumbnail file; only their listings were asked for.
+    func testListingsByProgramsThatDrawNoThumbnailsFetchAndWriteNothing() throws {
+        harness = try MountHarness(library: DemoLibrary.make(count: 30, scale: 1))
+        harness.desktopThumbnails = true // photofs's default
+        XCTAssertEqual(harness.importLibrary().status, 0)
+        try harness.mount()
+        harness.origin.resetCounters()
+        let walks: [(String, [String])] = [
+            ("ls", ["-lR", harness.mountpoint]),
+            ("du", ["-s", harness.mountpoint]),
+            ("find", [harness.mountpoint, "-type", "f"]),
+            ("python3", ["-c", "import os, sys\nfor _ in os.walk(sys.argv[1]): pass", harness.mountpoint]),
+            ("rsync", ["-a", "--list-only", harness.mountpoint + "/"]),
+        ]
+        for (command, arguments) in walks {
+            let result = Shell.run(command, arguments)
+            XCTAssertEqual(result.status, 0, "\(command): \(result.stderr)")
+        }
+        XCTAssertEqual(harness.origin.requestCount(method: "GET"), 0, "no image request")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store.root.path), "no thumbnail directory, no file")
+        // Every listing was decided at opendir, before its reply: none queued anything to write later.
+        let log = harness.daemonLog
+        XCTAssertTrue(log.contains("listing gets no desktop thumbnails"), "the daemon says why, at debug level")
+        XCTAssertFalse(log.contains("desktop thumbnails before listing"), "no listing queued thumbnails")
+        // Unmounting flushes whatever the daemon still had to do: still nothing.
+        XCTAssertEqual(harness.unmount(), 0)
+        XCTAssertEqual(harness.origin.requestCount(method: "GET"), 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store.root.path))
     }
 
     func testOffWritesNoThumbnails() throws {

@@ -49,17 +49,8 @@ final class FileManagerMountTests: XCTestCase {
         try harness.mount(extra: ["--log-level", "trace"])
         harness.origin.resetCounters()
 
-        // Listing the folder writes its thumbnails (the listing waits a bounded time, the rest follow); the
-        // test waits until GLib and libfm would take all of them, so that pcmanfm's look below finds them ready.
-        let names = try FileManager.default.contentsOfDirectory(atPath: harness.path(FileManagerMountTests.folder)).sorted()
-        XCTAssertEqual(names.count, FileManagerMountTests.photoCount, "one folder holds every photo")
-        let paths = names.map { harness.path(FileManagerMountTests.folder + "/" + $0) }
-        var invalid = paths
-        XCTAssertTrue(eventually(within: 60) {
-            invalid = invalid.filter { !thumbnailIsValid($0) }
-            return invalid.isEmpty
-        }, "no valid thumbnail after 60 s for \(invalid.count) photos, e.g. \(invalid.prefix(3))")
-
+        // Nothing lists the folder before pcmanfm: its own listing is what writes the thumbnails (only file
+        // managers' and thumbnailers' listings do), waiting before the reply until they are written.
         // pcmanfm under Xvfb, with a home, configuration and thumbnail cache of its own.
         let displayNumber = try startDisplay()
         let environment = try fileManagerEnvironment(display: displayNumber)
@@ -82,14 +73,20 @@ final class FileManagerMountTests: XCTestCase {
             return screen == previous && sky >= 20_000 && !loading
         }, "pcmanfm's window never settled showing thumbnails: \(sky) sky pixels, loading \(loading); \(log("pcmanfm.log"))")
 
+        // The test's own listing (after pcmanfm's) writes nothing: the test process draws no thumbnails.
+        let names = try FileManager.default.contentsOfDirectory(atPath: harness.path(FileManagerMountTests.folder)).sorted()
+        XCTAssertEqual(names.count, FileManagerMountTests.photoCount, "one folder holds every photo")
+        let paths = names.map { harness.path(FileManagerMountTests.folder + "/" + $0) }
+        XCTAssertTrue(harness.daemonLog.contains("desktop thumbnails before listing"), "pcmanfm's listing wrote thumbnails")
+
         // No photo was opened (opens are logged with their opener) or downloaded, and every thumbnail is
-        // still the one photofs wrote (libfm deletes one it finds stale).
+        // the one photofs wrote (libfm deletes one it finds stale) and valid.
         let opens = harness.daemonLog.split(separator: "\n").filter {
             $0.contains("open not counted as recent") || $0.contains("op=open ") || $0.contains("[PhotoContent] downloaded")
         }
         XCTAssertEqual(opens.count, 0, "photos opened: \(opens.prefix(5)); \((try? explain(opens, paths: paths)) ?? "")")
         XCTAssertEqual(try originalRequests(), 0, "no original was downloaded")
-        invalid = paths.filter { !thumbnailIsValid($0) }
+        let invalid = paths.filter { !thumbnailIsValid($0) }
         XCTAssertEqual(invalid, [], "thumbnails GLib or libfm no longer take")
         XCTAssertTrue(fileManager?.isRunning ?? false, "pcmanfm is still running: \(log("pcmanfm.log"))")
 

@@ -1,6 +1,7 @@
 // Desktop thumbnails from the filesystem logic, without a kernel: opening a directory writes its photos'
 // thumbnails from small renditions, keeps the sources in the library, records the URIs, and a second mount
-// (at another path, with the origin gone) writes them from the library alone; backup tools' listings get none.
+// (at another path, with the origin gone) writes them from the library alone; only file managers' and
+// thumbnailers' listings get them, and the fetches a mount makes for them have a ceiling.
 import FlickrOrigin
 import Foundation
 import GRDB
@@ -17,6 +18,8 @@ final class DesktopThumbnailWriterTests: XCTestCase {
     var catalog: Catalog!
     var cache: OriginalCache!
     let logger = Logger(label: "test")
+    /// Only file managers' and thumbnailers' listings get thumbnails written.
+    let fileManager = OpenerIdentity(names: ["pcmanfm"])
 
     override func setUpWithError() throws {
         root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("photofs-desktop-\(UUID().uuidString.prefix(8))")
@@ -66,7 +69,7 @@ final class DesktopThumbnailWriterTests: XCTestCase {
     func testOpeningADirectoryWritesItsThumbnailsFromRenditionsAndKeepsTheirSources() throws {
         let fs = filesystem(mountpoint: "/media/my photos")
         let store = try XCTUnwrap(fs.desktopThumbnails?.options.store)
-        _ = try fs.openDirectory(Node.year(2020).inode)
+        _ = try fs.openDirectory(Node.year(2020).inode, lister: fileManager)
         let expected = try stamps(fs, mountpoint: "/media/my photos")
         XCTAssertEqual(expected.count, 4)
         for stamp in expected {
@@ -94,7 +97,7 @@ final class DesktopThumbnailWriterTests: XCTestCase {
         // Another mount point, the origin gone: the thumbnails come from the library alone.
         origin.stop()
         let second = filesystem(mountpoint: "/mnt/elsewhere")
-        _ = try second.openDirectory(Node.year(2020).inode)
+        _ = try second.openDirectory(Node.year(2020).inode, lister: fileManager)
         for stamp in try stamps(second, mountpoint: "/mnt/elsewhere") {
             XCTAssertTrue(eventually { store.isCurrent(stamp, size: .large) }, stamp.uri)
         }
@@ -105,21 +108,24 @@ final class DesktopThumbnailWriterTests: XCTestCase {
         // A wait far longer than the work: openDirectory must return with every thumbnail already valid.
         let fs = filesystem(mountpoint: "/mnt/p", waitPerPhoto: 10)
         let store = try XCTUnwrap(fs.desktopThumbnails?.options.store)
-        _ = try fs.openDirectory(Node.year(2020).inode)
+        _ = try fs.openDirectory(Node.year(2020).inode, lister: fileManager)
         for stamp in try stamps(fs, mountpoint: "/mnt/p") {
             XCTAssertTrue(store.isCurrent(stamp, size: .normal) && store.isCurrent(stamp, size: .large), stamp.uri)
         }
         fs.desktopThumbnails?.stop()
     }
 
-    func testABackupToolsListingGetsNoThumbnailsAndRemovedPathsLoseTheirs() throws {
+    func testOnlyFileManagersAndThumbnailersListingsGetThumbnailsAndRemovedPathsLoseTheirs() throws {
         let fs = filesystem(mountpoint: "/mnt/p")
         let store = try XCTUnwrap(fs.desktopThumbnails?.options.store)
-        _ = try fs.openDirectory(Node.year(2020).inode, lister: OpenerIdentity(names: ["rsync"]))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: store.root.path), "rsync's listing wrote nothing")
-        XCTAssertEqual(origin.requestCount(method: "GET"), 0)
+        // Shells, coreutils, scripts, backups, indexers, and a lister whose process is gone (nil).
+        for lister in [["rsync"], ["ls"], ["bash"], ["find"], ["du"], ["tree"], ["python3"], ["tracker-miner-f"], nil] as [[String]?] {
+            _ = try fs.openDirectory(Node.year(2020).inode, lister: lister.map { OpenerIdentity(names: $0) })
+            XCTAssertFalse(FileManager.default.fileExists(atPath: store.root.path), "\(lister ?? [])'s listing wrote nothing")
+            XCTAssertEqual(origin.requestCount(method: "GET"), 0, "\(lister ?? [])'s listing fetched nothing")
+        }
 
-        _ = try fs.openDirectory(Node.year(2020).inode, lister: OpenerIdentity(names: ["ls"]))
+        _ = try fs.openDirectory(Node.year(2020).inode, lister: OpenerIdentity(names: ["pool-pcmanfm", "pcmanfm"]))
         let stamp = try XCTUnwrap(stamps(fs, mountpoint: "/mnt/p").first)
         XCTAssertTrue(eventually { store.isCurrent(stamp, size: .large) })
         fs.desktopThumbnails?.remove(paths: ["/mnt/p/moments/2020/" + (try fs.listing(of: Node.year(2020).inode).entries[0].name)])
@@ -148,18 +154,55 @@ final class DesktopThumbnailWriterTests: XCTestCase {
         let fs = PhotoFilesystem(catalog: other, cache: cache, options: options, logger: logger)
         let attempts = { self.origin.photos.reduce(0) { $0 + self.origin.requestCount(method: "GET", path: "/missing/\($1.id)_n.jpg") } }
 
-        _ = try fs.openDirectory(Node.year(2020).inode) // waits until every fetch has failed
+        _ = try fs.openDirectory(Node.year(2020).inode, lister: fileManager) // waits until every fetch has failed
         XCTAssertEqual(attempts(), 4, "each missing rendition asked for once (a 404 is not retried)")
         let started = Date()
-        _ = try fs.openDirectory(Node.year(2020).inode)
+        _ = try fs.openDirectory(Node.year(2020).inode, lister: fileManager)
         XCTAssertLessThan(Date().timeIntervalSince(started), 1, "nothing left to wait for")
         XCTAssertEqual(attempts(), 4, "the next listing does not ask again while the deferral runs")
         XCTAssertEqual(origin.requestCount(method: "GET", path: origin.imagePath(photoID: origin.photos[0].id)!), 0,
-                       "and no original instead: ls is not a file manager")
+                       "and no original instead: the photo has a rendition to wait for")
         // An import may have brought new renditions: the catalog's change ends every deferral.
         fs.desktopThumbnails?.catalogChanged()
-        _ = try fs.openDirectory(Node.year(2020).inode)
+        _ = try fs.openDirectory(Node.year(2020).inode, lister: fileManager)
         XCTAssertEqual(attempts(), 8)
         fs.desktopThumbnails?.stop()
+    }
+
+    func testAListerAddedByTheMountGetsThumbnails() throws {
+        var options = FilesystemOptions()
+        options.prefetchCount = 0
+        options.desktopThumbnails = DesktopThumbnailOptions(
+            store: DesktopThumbnailStore(root: root.appendingPathComponent("thumbnails")), mountpoint: "/mnt/p")
+        options.thumbnailListers = ThumbnailListers(adding: ["gthumb"])
+        let fs = PhotoFilesystem(catalog: catalog, cache: cache, options: options, logger: logger)
+        _ = try fs.openDirectory(Node.year(2020).inode, lister: OpenerIdentity(names: ["ls"]))
+        XCTAssertEqual(origin.requestCount(method: "GET"), 0, "ls is still not a thumbnail lister")
+        _ = try fs.openDirectory(Node.year(2020).inode, lister: OpenerIdentity(names: ["gthumb"]))
+        let store = try XCTUnwrap(fs.desktopThumbnails?.options.store)
+        for stamp in try stamps(fs, mountpoint: "/mnt/p") {
+            XCTAssertTrue(eventually { store.isCurrent(stamp, size: .large) }, stamp.uri)
+        }
+        fs.desktopThumbnails?.stop()
+    }
+
+    func testTheFetchCeilingHoldsFetchesBackAndUnmountDoesNotWaitForIt() throws {
+        var options = FilesystemOptions()
+        options.prefetchCount = 0
+        options.desktopThumbnails = DesktopThumbnailOptions(
+            store: DesktopThumbnailStore(root: root.appendingPathComponent("thumbnails")), mountpoint: "/mnt/p")
+        // Two at once, then one every ~10 minutes: the other two of the four wait far longer than this test.
+        options.desktopThumbnails?.fetchCeiling = APIRateLimit(callsPerSecond: 0.0016, burst: 2)
+        options.desktopThumbnails?.waitPerPhoto = 0
+        let fs = PhotoFilesystem(catalog: catalog, cache: cache, options: options, logger: logger)
+        let renditionRequests = { self.origin.photos.reduce(0) { $0 + self.origin.requestCount(method: "GET", path: $1.renditionPath("n")) } }
+        _ = try fs.openDirectory(Node.year(2020).inode, lister: fileManager)
+        XCTAssertTrue(eventually { renditionRequests() == 2 }, "the burst's two fetches")
+        // Stopping wakes the two waiting for a permit (this would otherwise take 20 minutes), and after it
+        // nothing can fetch: the count is final.
+        fs.desktopThumbnails?.stop()
+        XCTAssertEqual(renditionRequests(), 2, "no fetch beyond the ceiling")
+        let store = try XCTUnwrap(fs.desktopThumbnails?.options.store)
+        XCTAssertEqual(try stamps(fs, mountpoint: "/mnt/p").filter { store.isCurrent($0, size: .large) }.count, 2)
     }
 }

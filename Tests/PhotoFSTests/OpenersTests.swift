@@ -34,6 +34,24 @@ final class OpenersTests: XCTestCase {
         }
     }
 
+    func testOnlyProgramsThatDrawThumbnailsAreThumbnailListersUnlessTheMountAddsOne() {
+        let listers = ThumbnailListers()
+        for name in ["pcmanfm", "nautilus", "nemo", "caja", "Thunar", "dolphin", "kioworker", "tumblerd", "gdk-pixbuf-thum"] {
+            XCTAssertTrue(listers.contains(OpenerIdentity(names: [name])), name)
+        }
+        // A worker thread's name does not matter: the thread group's command and executable are what count.
+        XCTAssertTrue(listers.contains(OpenerIdentity(names: ["pcmanfm", "pcmanfm"], processID: 42)))
+        for name in ["ls", "bash", "zsh", "find", "du", "tree", "python3", "rsync", "tar", "updatedb", "baloo_file",
+                     "tracker-miner-fs-3", "gio", "eog", "cat", "gvfsd-metadata"] {
+            XCTAssertFalse(listers.contains(OpenerIdentity(names: [name])), name)
+        }
+        let added = ThumbnailListers(adding: ["gthumb", " geeqie "])
+        XCTAssertTrue(added.contains(OpenerIdentity(names: ["gthumb"])))
+        XCTAssertTrue(added.contains(OpenerIdentity(names: ["geeqie"])))
+        XCTAssertTrue(added.contains(OpenerIdentity(names: ["pcmanfm"])), "added to the defaults, not instead of them")
+        XCTAssertFalse(added.contains(OpenerIdentity(names: ["ls"])))
+    }
+
     func testACommandNameCutTo15BytesMatchesTheLongName() {
         let openers = UncountedOpeners()
         XCTAssertTrue(openers.contains(OpenerIdentity(names: ["gdk-pixbuf-thum"])))
