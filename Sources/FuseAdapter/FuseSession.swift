@@ -119,9 +119,8 @@ public final class FuseSession: @unchecked Sendable {
         st.st_uid = filesystem.options.uid
         st.st_gid = filesystem.options.gid
         st.st_size = Int(size)
-        // 1 MiB: the unit cp and rsync size their reads by; photos are read whole.
-        st.st_blksize = 1 << 20
-        st.st_blocks = Int(size / 512 + (size % 512 == 0 ? 0 : 1))
+        st.st_blksize = StatFigures.preferredIOSize
+        st.st_blocks = Int(StatFigures.blocks(forSize: size))
         let time = timespec(tv_sec: Int(attributes.mtime), tv_nsec: 0)
         st.st_mtim = time
         st.st_atim = time
@@ -158,13 +157,13 @@ public final class FuseSession: @unchecked Sendable {
     static func install(_ ops: inout fuse_lowlevel_ops) {
         ops.`init` = { userdata, conn in
             guard let conn else { return }
-            // Lookups in different directories need not wait for each other.
-            if conn.pointee.capable & UInt32(FUSE_CAP_PARALLEL_DIROPS) != 0 {
-                conn.pointee.want |= UInt32(FUSE_CAP_PARALLEL_DIROPS)
-            }
-            // One readdirplus answers `ls -l` with names and attributes together (no lookup per file).
-            if conn.pointee.capable & UInt32(FUSE_CAP_READDIRPLUS) != 0 {
-                conn.pointee.want |= UInt32(FUSE_CAP_READDIRPLUS)
+            for capability in KernelCapability.wanted {
+                let flag: UInt32
+                switch capability {
+                case .parallelDirectoryOperations: flag = UInt32(FUSE_CAP_PARALLEL_DIROPS)
+                case .readdirplus: flag = UInt32(FUSE_CAP_READDIRPLUS)
+                }
+                if conn.pointee.capable & flag != 0 { conn.pointee.want |= flag }
             }
         }
         ops.lookup = { req, parent, name in
@@ -206,8 +205,8 @@ public final class FuseSession: @unchecked Sendable {
                 let reply = try fs.filesystem.open(inode: ino, forWriting: fi.pointee.flags & O_ACCMODE != O_RDONLY,
                                                    truncating: fi.pointee.flags & O_TRUNC != 0, opener: fs.opener(req))
                 fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(reply.handle).toOpaque()))
-                // noflush: close(2) of a read-only photo has nothing to flush, so the kernel need not ask.
-                photofs_fi_set_open_flags(fi, reply.pageCache.keepCache ? 1 : 0, reply.pageCache.directIO ? 1 : 0, 1)
+                let flags = reply.flags
+                photofs_fi_set_open_flags(fi, flags.keepCache ? 1 : 0, flags.directIO ? 1 : 0, flags.noFlush ? 1 : 0)
                 if fuse_reply_open(req, fi) != 0 {
                     // The opener was interrupted; no release will come for this handle.
                     fs.filesystem.release(reply.handle)
@@ -257,8 +256,7 @@ public final class FuseSession: @unchecked Sendable {
             do {
                 let directory = try fs.filesystem.openDirectory(ino, lister: fs.opener(req))
                 fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(directory).toOpaque()))
-                // The kernel may keep this listing until the catalog changes (we invalidate the directory then).
-                photofs_fi_set_dir_flags(fi, 1, 1)
+                photofs_fi_set_dir_flags(fi, directory.flags.cacheListing ? 1 : 0, directory.flags.keepCache ? 1 : 0)
                 if fuse_reply_open(req, fi) != 0 {
                     Unmanaged<OpenDirectory>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh))!).release()
                 }

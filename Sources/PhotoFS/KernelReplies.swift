@@ -34,6 +34,26 @@ public struct AttributeReply: Equatable, Sendable {
 public struct OpenReply: Sendable {
     public var handle: OpenPhoto
     public var pageCache: PageCacheMode
+    /// What the adapter sets in the open's `fuse_file_info`. No flush: close(2) of a read-only photo has
+    /// nothing to flush, so the kernel need not ask (a round trip saved on every close).
+    public var flags: KernelOpenFlags {
+        KernelOpenFlags(keepCache: pageCache.keepCache, directIO: pageCache.directIO, noFlush: true, cacheListing: false)
+    }
+}
+
+/// The `fuse_file_info` flags of an open or opendir reply.
+public struct KernelOpenFlags: Equatable, Sendable {
+    /// FOPEN_KEEP_CACHE: the pages (a directory's: its listing) the kernel holds stay valid.
+    public var keepCache: Bool
+    /// FOPEN_DIRECT_IO: reads bypass the page cache.
+    public var directIO: Bool
+    /// FOPEN_NOFLUSH: no FLUSH request at close.
+    public var noFlush: Bool
+    /// FOPEN_CACHE_DIR: the kernel may answer readdir from its own copy of the listing.
+    public var cacheListing: Bool
+    public init(keepCache: Bool, directIO: Bool, noFlush: Bool, cacheListing: Bool) {
+        self.keepCache = keepCache; self.directIO = directIO; self.noFlush = noFlush; self.cacheListing = cacheListing
+    }
 }
 
 /// A directory as it was at opendir, so offsets stay valid while it is read.
@@ -41,6 +61,39 @@ public final class OpenDirectory: @unchecked Sendable {
     public let listing: DirectoryListing
     public let parent: UInt64
     init(listing: DirectoryListing, parent: UInt64) { self.listing = listing; self.parent = parent }
+    /// The kernel may keep the listing until the catalog changes: the watcher invalidates the directory then
+    /// (notify_inval_inode), so a warm `ls -lR` never reaches the daemon.
+    public var flags: KernelOpenFlags { KernelOpenFlags(keepCache: true, directIO: false, noFlush: false, cacheListing: true) }
+}
+
+/// What the mount asks of the kernel at init, where the kernel offers it.
+public enum KernelCapability: CaseIterable, Sendable {
+    /// Lookups in different directories need not wait for each other.
+    case parallelDirectoryOperations
+    /// One readdirplus answers `ls -l` with names and attributes together (no lookup per file).
+    case readdirplus
+
+    /// Everything above: each is offered by every kernel since 4.x, and none has a cost here.
+    public static let wanted = KernelCapability.allCases
+}
+
+/// The parts of `stat` that are not in `NodeAttributes`: the I/O size clients size their buffers by and the
+/// 512-byte blocks `du` adds up.
+public enum StatFigures {
+    /// `st_blksize`, which clients take as the size to read in: Python's `open()` makes its buffer this big
+    /// (one per file: with 1 MiB, every open of a photo cost an mmap'd 1 MiB buffer and its page faults,
+    /// 3.5–4.6× the cache files' time for `open(p, "rb").read(1 << 20)`, and 0.10 s against 0.035 s even on
+    /// ext4 given the same buffer); glibc stdio sizes `FILE` buffers by it; coreutils (`cp`, `cat`) read
+    /// `max(128 KiB, st_blksize)` at a time. 128 KiB is what coreutils use anyway, what the kernel reads ahead
+    /// in one FUSE request by default, and ext4's 4 KiB × 32: it keeps stdio and Python from taking 1 MiB
+    /// per open while keeping reads large. Measured in docs/benchmarks.md ("Warm re-read").
+    public static let preferredIOSize = 128 << 10
+
+    /// `st_blocks`: 512-byte units, rounded up (`du` shows what `ls -l` says, not zero for a partial block).
+    public static func blocks(forSize size: Int64) -> Int64 {
+        let bytes = max(0, size)
+        return bytes / 512 + (bytes % 512 == 0 ? 0 : 1)
+    }
 }
 
 /// One entry of a readdir(plus) reply.

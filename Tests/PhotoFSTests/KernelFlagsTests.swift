@@ -1,0 +1,46 @@
+// What the adapter sets besides the replies' values: open and opendir flags, the capabilities asked for at
+// init, and the stat figures (st_blksize, st_blocks), decided in PhotoFS so they are tested without a kernel.
+import Foundation
+import PhotoFS
+import XCTest
+
+final class KernelFlagsTests: XCTestCase {
+    func testAnOpenPhotoNeedsNoFlushAndItsPageCacheModeBecomesItsFlags() throws {
+        let fixture = try FilesystemFixture(photos: 2)
+        let inode = try XCTUnwrap(fixture.yearEntries().first).attributes.inode
+        let first = try fixture.filesystem.open(inode: inode)
+        XCTAssertEqual(first.flags, KernelOpenFlags(keepCache: false, directIO: false, noFlush: true, cacheListing: false),
+                       "first open in this mount: the kernel drops whatever it held")
+        fixture.filesystem.release(first.handle)
+        let second = try fixture.filesystem.open(inode: inode)
+        XCTAssertEqual(second.flags, KernelOpenFlags(keepCache: true, directIO: false, noFlush: true, cacheListing: false))
+        fixture.filesystem.release(second.handle)
+    }
+
+    func testADirectoryListingIsKeptAndCachedByTheKernel() throws {
+        let fixture = try FilesystemFixture(photos: 2)
+        let directory = try fixture.filesystem.openDirectory(fixture.yearInode)
+        XCTAssertEqual(directory.flags, KernelOpenFlags(keepCache: true, directIO: false, noFlush: false, cacheListing: true))
+    }
+
+    func testEveryCapabilityIsAskedFor() {
+        XCTAssertEqual(Set(KernelCapability.wanted), [.parallelDirectoryOperations, .readdirplus])
+    }
+
+    func testTheIOSizeKeepsBufferedClientsSmallAndCoreutilsReadsWhole() {
+        // Python's open() and glibc stdio allocate st_blksize per file; coreutils read max(128 KiB, st_blksize).
+        XCTAssertLessThanOrEqual(StatFigures.preferredIOSize, 128 << 10, "not a 1 MiB buffer per open")
+        XCTAssertGreaterThanOrEqual(StatFigures.preferredIOSize, 128 << 10, "coreutils' own 128 KiB reads stay whole")
+        XCTAssertEqual(StatFigures.preferredIOSize % 4096, 0, "whole pages")
+    }
+
+    func testBlocksAreHalfKilobytesRoundedUpAndNeverNegative() {
+        XCTAssertEqual(StatFigures.blocks(forSize: 0), 0)
+        XCTAssertEqual(StatFigures.blocks(forSize: 1), 1)
+        XCTAssertEqual(StatFigures.blocks(forSize: 512), 1)
+        XCTAssertEqual(StatFigures.blocks(forSize: 513), 2)
+        XCTAssertEqual(StatFigures.blocks(forSize: 6_000_000), 11_719)
+        XCTAssertEqual(StatFigures.blocks(forSize: -5), 0, "a hostile size is no blocks")
+        XCTAssertEqual(StatFigures.blocks(forSize: .max), Int64.max / 512 + 1, "no overflow at the largest size")
+    }
+}
