@@ -40,7 +40,7 @@ pid $WORK/nginx.pid;
 error_log $WORK/nginx-error.log;
 events { worker_connections 1024; }
 http {
-  access_log off;
+  access_log $WORK/nginx-access.log;
   sendfile on;
   tcp_nopush on;
   types { image/jpeg jpg jpeg; image/png png; }

@@ -2,7 +2,7 @@
 # make bench (third part): a file manager's first look at a folder of 200 real photographs, on photofs (desktop
 # thumbnails made from Flickr-style 320 px renditions) and on `rclone mount` of the same originals over HTTP:
 # pcmanfm under Xvfb, time until every photo has a thumbnail in the thumbnail cache, bytes the origin sent;
-# and what desktop thumbnails add to the folder's first listing. Writes the section "Desktop thumbnails" of
+# and what a listing costs: by ls (no request, no file) and by a file manager (its thumbnails written first). Writes the section "Desktop thumbnails" of
 # docs/benchmarks.md (after bench/run.sh has written the rest). Everything it starts, it stops (trap below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -182,27 +182,35 @@ look rclone "$WORK/rclone" no
 rc_drawn2=$drawn_s rc_bytes2=$bytes
 fusermount3 -u "$WORK/rclone"
 
-# 3. What desktop thumbnails add to the folder's listing (ls -l), median of $ROUNDS mounts each: first listing
-#    after the mount, then a second one; "kept": the library already holds the renditions (a remount), the
-#    thumbnails either still valid in the cache or removed.
+# 3. The folder's listing (ls -l), median of $ROUNDS mounts each, with the default options: by ls itself (not a
+#    file manager: it must cost no request and write no file), and by a file manager's listing, for which
+#    ls stands in (-o thumbnail_listers=ls): first listing after the mount, then a second one; "kept": the
+#    library already holds the renditions (a remount), the thumbnails either still valid or removed.
 time_ls() { local t0; t0=$(now); ls -l "$1" > /dev/null; elapsed "$t0" "$(now)"; }
 for ((r = 0; r < ROUNDS; r++)); do
   rm -rf "$WORK"/cache-ls* "$WORK"/xdg-ls*
-  mount_photofs lsoff "$WORK/xdg-lsoff" --desktop-thumbnails off
-  time_ls "$WORK/mnt-lsoff/$FOLDER" >> "$WORK/off-cold"; time_ls "$WORK/mnt-lsoff/$FOLDER" >> "$WORK/off-warm"
-  fusermount3 -u "$WORK/mnt-lsoff"
-  mount_photofs lson "$WORK/xdg-lson"
-  time_ls "$WORK/mnt-lson/$FOLDER" >> "$WORK/on-cold"; time_ls "$WORK/mnt-lson/$FOLDER" >> "$WORK/on-warm"
+  mount_photofs lsdefault "$WORK/xdg-lsdefault"
+  : > "$WORK/access.log"
+  time_ls "$WORK/mnt-lsdefault/$FOLDER" >> "$WORK/ls-cold"; time_ls "$WORK/mnt-lsdefault/$FOLDER" >> "$WORK/ls-warm"
+  # What ls caused, in the listing and the 10 s after (a bench may wait; a test may not).
+  sleep 10
+  ls_requests=$(awk 'END {print NR}' "$WORK/access.log") ls_files=$(find "$WORK/xdg-lsdefault" -type f 2>/dev/null | wc -l)
+  echo "$ls_requests $ls_files" >> "$WORK/ls-effects"
+  fusermount3 -u "$WORK/mnt-lsdefault"
+  mount_photofs lsfm "$WORK/xdg-lsfm" -o thumbnail_listers=ls
+  time_ls "$WORK/mnt-lsfm/$FOLDER" >> "$WORK/fm-cold"; time_ls "$WORK/mnt-lsfm/$FOLDER" >> "$WORK/fm-warm"
   # Remount the same library (renditions kept in it by now) and thumbnail cache.
-  for _ in $(seq 600); do [ "$(thumbnails_in "$WORK/xdg-lson")" -ge "$PHOTOS" ] && break; sleep 0.05; done
-  fusermount3 -u "$WORK/mnt-lson"
-  XDG_CACHE_HOME=$WORK/xdg-lson "$BIN" mount "$WORK/library-lson.sqlite" "$WORK/mnt-lson" --cache-dir "$WORK/cache-lson"
-  time_ls "$WORK/mnt-lson/$FOLDER" >> "$WORK/kept-valid"
-  fusermount3 -u "$WORK/mnt-lson"
-  rm -rf "$WORK/xdg-lson/thumbnails"
-  XDG_CACHE_HOME=$WORK/xdg-lson "$BIN" mount "$WORK/library-lson.sqlite" "$WORK/mnt-lson" --cache-dir "$WORK/cache-lson"
-  time_ls "$WORK/mnt-lson/$FOLDER" >> "$WORK/kept-removed"
-  fusermount3 -u "$WORK/mnt-lson"
+  for _ in $(seq 600); do [ "$(thumbnails_in "$WORK/xdg-lsfm")" -ge "$PHOTOS" ] && break; sleep 0.05; done
+  fusermount3 -u "$WORK/mnt-lsfm"
+  XDG_CACHE_HOME=$WORK/xdg-lsfm "$BIN" mount "$WORK/library-lsfm.sqlite" "$WORK/mnt-lsfm" --cache-dir "$WORK/cache-lsfm" \
+    -o thumbnail_listers=ls
+  time_ls "$WORK/mnt-lsfm/$FOLDER" >> "$WORK/kept-valid"
+  fusermount3 -u "$WORK/mnt-lsfm"
+  rm -rf "$WORK/xdg-lsfm/thumbnails"
+  XDG_CACHE_HOME=$WORK/xdg-lsfm "$BIN" mount "$WORK/library-lsfm.sqlite" "$WORK/mnt-lsfm" --cache-dir "$WORK/cache-lsfm" \
+    -o thumbnail_listers=ls
+  time_ls "$WORK/mnt-lsfm/$FOLDER" >> "$WORK/kept-removed"
+  fusermount3 -u "$WORK/mnt-lsfm"
 done
 m() { ms "$(median < "$WORK/$1")"; }
 all() { local out="" v; while read -r v; do out+="${out:+/}$(ms "$v")"; done < "$WORK/$1"; echo "$out"; }
@@ -235,10 +243,13 @@ all() { local out="" v; while read -r v; do out+="${out:+/}$(ms "$v")"; done < "
   echo
   echo "| \`ls -l\` of the 200-photo folder, ms (median of $ROUNDS mounts; all runs) | first after mount | again |"
   echo "|---|---|---|"
-  echo "| \`--desktop-thumbnails=off\` | $(m off-cold) ($(all off-cold)) | $(m off-warm) ($(all off-warm)) |"
-  echo "| on, a library that holds no rendition yet (fetched now) | $(m on-cold) ($(all on-cold)) | $(m on-warm) ($(all on-warm)) |"
-  echo "| on, remount: renditions kept, thumbnails valid in the cache | $(m kept-valid) ($(all kept-valid)) | |"
-  echo "| on, remount: renditions kept, thumbnail cache removed | $(m kept-removed) ($(all kept-removed)) | |"
+  echo "| by \`ls\`, default options | $(m ls-cold) ($(all ls-cold)) | $(m ls-warm) ($(all ls-warm)) |"
+  echo "| by a file manager (ls standing in: \`-o thumbnail_listers=ls\`), renditions fetched now | $(m fm-cold) ($(all fm-cold)) | $(m fm-warm) ($(all fm-warm)) |"
+  echo "| by a file manager, remount: renditions kept, thumbnails valid in the cache | $(m kept-valid) ($(all kept-valid)) | |"
+  echo "| by a file manager, remount: renditions kept, thumbnail cache removed | $(m kept-removed) ($(all kept-removed)) | |"
+  echo
+  echo "\`ls -l\` with the default options, in the listing and the 10 s after, each mount: requests to the origin"
+  echo "and files written in the thumbnail cache: $(awk '{printf "%s%s requests, %s files", (NR > 1 ? "; " : ""), $1, $2}' "$WORK/ls-effects")."
   echo
   cat bench/thumbnails-notes.md
 } > "$WORK/section.md"

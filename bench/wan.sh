@@ -66,7 +66,7 @@ url_of() { # file on the photofs mount → its photo's URL
   sqlite3 "$WORK/view.sqlite" "SELECT original_url FROM photo WHERE seq = $seq"
 }
 
-"$BIN" mount "$WORK/view.sqlite" "$WORK/mnt" --cache-dir "$WORK/photofs-cache" --desktop-thumbnails off \
+"$BIN" mount "$WORK/view.sqlite" "$WORK/mnt" --cache-dir "$WORK/photofs-cache" \
   --prefetch "${WAN_PREFETCH:-3}"
 mounts+=("$WORK/mnt")
 rclone mount :http: "$WORK/rclone" --http-url "http://127.0.0.1:$WAN_IMAGES_PORT/view/" --read-only \
@@ -166,7 +166,7 @@ nginx -c "$WORK/proxy.conf" -p "$WORK"
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$PROXY_PORT") 2>/dev/null && break; sleep 0.1; done
 for side in a b; do
   sqlite3 "$WORK/view.sqlite" ".backup $WORK/view-$side.sqlite"
-  "$BIN" mount "$WORK/view-$side.sqlite" "$WORK/mnt-$side" --cache-dir "$WORK/cache-$side" --desktop-thumbnails off \
+  "$BIN" mount "$WORK/view-$side.sqlite" "$WORK/mnt-$side" --cache-dir "$WORK/cache-$side" \
     --proxy "http://127.0.0.1:$PROXY_PORT"
   mounts+=("$WORK/mnt-$side")
 done

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Warm re-read for `make bench`, both sides in one process (a process per file would hide the difference
 under fork and exec): photos read whole through the mount against the same bytes read from the cache files
-directly, and the two halves of that time apart: open + close alone, and reads on descriptors already open.
+directly — with raw os.read, with Python's buffered open() (what Pillow uses) and with glibc stdio — and the
+two halves of the raw time apart: open + close alone, and reads on descriptors already open.
 
 Usage: warmread.py [--rounds 5] LIBRARY CACHE_DIR DIRECTORY   (every photo under DIRECTORY of the mount
 whose original is in the cache, paired with that cache file)
@@ -9,6 +10,7 @@ Prints: key=value lines, times in microseconds per photo (the best round of each
 report a warm path: the slower rounds are other processes of the machine).
 """
 import argparse
+import ctypes
 import glob
 import os
 import sqlite3
@@ -24,6 +26,41 @@ def read_all(paths):
                 pass
         finally:
             os.close(fd)
+    return (time.perf_counter() - start) / len(paths)
+
+
+def read_buffered(paths):
+    """What Pillow and photo scripts do: Python's buffered open() (its buffer sized by st_blksize)."""
+    start = time.perf_counter()
+    for path in paths:
+        with open(path, "rb") as f:
+            while f.read(1 << 20):
+                pass
+    return (time.perf_counter() - start) / len(paths)
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.fopen.restype = ctypes.c_void_p
+LIBC.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+LIBC.fread.restype = ctypes.c_size_t
+LIBC.fread.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
+LIBC.fclose.argtypes = [ctypes.c_void_p]
+
+
+def read_stdio(paths):
+    """glibc stdio: fopen + fread of 64 KiB until EOF + fclose (the FILE buffer is sized by st_blksize)."""
+    buffer = ctypes.create_string_buffer(64 << 10)
+    encoded = [os.fsencode(path) for path in paths]
+    start = time.perf_counter()
+    for path in encoded:
+        stream = LIBC.fopen(path, b"rb")
+        if not stream:
+            raise OSError(ctypes.get_errno(), "fopen", path)
+        try:
+            while LIBC.fread(buffer, 1, 64 << 10, stream) > 0:
+                pass
+        finally:
+            LIBC.fclose(stream)
     return (time.perf_counter() - start) / len(paths)
 
 
@@ -71,7 +108,8 @@ def main():
                 mount.append(path)
                 direct.append(cached[0])
     results = {}
-    for name, measure in [("read", read_all), ("open_close", open_close), ("pread", pread_open)]:
+    for name, measure in [("read", read_all), ("buffered", read_buffered), ("stdio", read_stdio),
+                          ("open_close", open_close), ("pread", pread_open)]:
         for side, paths in [("mount", mount), ("direct", direct)]:
             results[f"{name}_{side}"] = min(measure(paths) for _ in range(args.rounds)) * 1e6
     print(f"files={len(mount)}")
