@@ -166,7 +166,7 @@ t0=$(now); ls -lR "$WORK/mnt20k" > /dev/null; t1=$(now)
 pfs_ls20k=$(elapsed "$t0" "$t1")
 sleep 10
 ls20k_requests=$(awk 'END {print NR}' "$WORK/nginx-access.log")
-ls20k_files=$(find "$WORK/xdg-cache20k" -type f 2>/dev/null | wc -l)
+ls20k_files=$( (find "$WORK/xdg-cache20k" -type f 2>/dev/null || true) | wc -l)
 entries20k=$(find "$WORK/mnt20k" | wc -l)
 rm -rf "$TMPFS"
 (cd "$WORK/mnt20k" && find . -type d -print0 | (cd /dev/shm && mkdir -p photofs-bench-tree && cd photofs-bench-tree && xargs -0 mkdir -p))

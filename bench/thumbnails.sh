@@ -194,7 +194,7 @@ for ((r = 0; r < ROUNDS; r++)); do
   time_ls "$WORK/mnt-lsdefault/$FOLDER" >> "$WORK/ls-cold"; time_ls "$WORK/mnt-lsdefault/$FOLDER" >> "$WORK/ls-warm"
   # What ls caused, in the listing and the 10 s after (a bench may wait; a test may not).
   sleep 10
-  ls_requests=$(awk 'END {print NR}' "$WORK/access.log") ls_files=$(find "$WORK/xdg-lsdefault" -type f 2>/dev/null | wc -l)
+  ls_requests=$(awk 'END {print NR}' "$WORK/access.log") ls_files=$( (find "$WORK/xdg-lsdefault" -type f 2>/dev/null || true) | wc -l)
   echo "$ls_requests $ls_files" >> "$WORK/ls-effects"
   fusermount3 -u "$WORK/mnt-lsdefault"
   mount_photofs lsfm "$WORK/xdg-lsfm" -o thumbnail_listers=ls
