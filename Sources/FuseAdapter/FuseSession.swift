@@ -27,6 +27,10 @@ public final class FuseSession: @unchecked Sendable {
         self.logger = logger
         // fsname shows in `mount` and `df`; commas would end the option, so they go.
         let name = fsName.replacingOccurrences(of: ",", with: "_")
+        // default_permissions is always set: the kernel checks every access against the modes we give
+        // (private photos 0400, see Listing.swift), so an allow_other mount cannot show them to others. It
+        // also means the kernel never sends FUSE_ACCESS (it answers access(2) itself), so there is no access
+        // handler; writes are refused by `ro` and by EROFS from each mutating call.
         var all = ["ro", "default_permissions", "fsname=\(name)", "subtype=photofs"]
         all += options.flatMap { $0.split(separator: ",").map(String.init) }.filter { $0 != "rw" && !$0.isEmpty }
         arguments = ["photofs", "-o", all.joined(separator: ",")].map { (argument: String) in strdup(argument) }
@@ -284,14 +288,6 @@ public final class FuseSession: @unchecked Sendable {
             info.f_namemax = UInt(usage.nameMax)
             info.f_flag = UInt(ST_RDONLY)
             fuse_reply_statfs(req, &info)
-        }
-        ops.access = { req, ino, mask in
-            // Reached only without default_permissions; writing is never allowed.
-            if mask & W_OK != 0 {
-                FuseSession.instance(req).fail(req, FilesystemError(.readOnly, "read-only"), op: "access", inode: ino)
-            } else {
-                fuse_reply_err(req, 0)
-            }
         }
         // Every call that would change the tree: the file system is read-only.
         ops.setattr = { req, _, _, _, _ in fuse_reply_err(req, EROFS) }
