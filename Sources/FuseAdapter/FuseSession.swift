@@ -19,6 +19,9 @@ public final class FuseSession: @unchecked Sendable {
     private var notifying = true
     private var arguments: [UnsafeMutablePointer<CChar>?] = []
     public let mountpoint: String
+    /// Reads that a download's thread will answer: settled before unmount, so none replies through a
+    /// session that is gone.
+    let deferredReads = DeferredReplies<fuse_req_t?>()
 
     /// `options` are extra `-o` mount options (allow_other, ...). The mount is always read-only.
     public init(filesystem: PhotoFilesystem, mountpoint: String, fsName: String, options: [String], logger: Logger) {
@@ -77,6 +80,10 @@ public final class FuseSession: @unchecked Sendable {
         notifying = false
         notifyLock.unlock()
         filesystem.invalidate = nil
+        // libfuse joined its workers, so no read begins now; those still waiting for bytes get EIO, and
+        // replies under way on download threads finish before the session is unmounted (and later destroyed).
+        let settled = deferredReads.finish { req in fuse_reply_err(req, EIO) }
+        if settled > 0 { logger.info("reads still downloading at unmount answered EIO", metadata: ["count": "\(settled)"]) }
         fuse_remove_signal_handlers(session)
         fuse_session_unmount(session)
         logger.info("unmounted", metadata: ["mountpoint": "\(mountpoint)", "loop_result": "\(result)"])
@@ -229,19 +236,23 @@ public final class FuseSession: @unchecked Sendable {
             }
             let handle = Unmanaged<OpenPhoto>.fromOpaque(pointer).takeUnretainedValue()
             // A deferred reply: if the bytes are still downloading, this handler returns and the download's
-            // thread replies when they arrive (the kernel keeps the file, so the handle outlives the wait).
+            // thread replies when they arrive (the kernel keeps the file, so the handle outlives the wait),
+            // unless the session ended first and `run` answered it.
+            guard let ticket = fs.deferredReads.begin(req) else { fuse_reply_err(req, EIO); return }
             fs.filesystem.whenReadable(handle, count: size, at: Int64(offset)) { error in
-                if let error {
-                    fs.fail(req, error, op: "read", inode: ino)
-                    return
-                }
-                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 4096)
-                defer { buffer.deallocate() }
-                do {
-                    let count = try fs.filesystem.read(handle, into: buffer, at: Int64(offset))
-                    fuse_reply_buf(req, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), count)
-                } catch {
-                    fs.fail(req, error, op: "read", inode: ino)
+                fs.deferredReads.answer(ticket) { req in
+                    if let error {
+                        fs.fail(req, error, op: "read", inode: ino)
+                        return
+                    }
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 4096)
+                    defer { buffer.deallocate() }
+                    do {
+                        let count = try fs.filesystem.read(handle, into: buffer, at: Int64(offset))
+                        fuse_reply_buf(req, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), count)
+                    } catch {
+                        fs.fail(req, error, op: "read", inode: ino)
+                    }
                 }
             }
         }
