@@ -1,6 +1,7 @@
 // Test hooks on chosen requests of the loopback origin: hold them until the test lets go (so the test knows a
 // client is in the middle of a page), or answer them with an HTTP status (an origin gone bad at one page).
 import Foundation
+import PhotoContent
 
 /// Which requests a hook acts on.
 public struct OriginRequestMatch: Sendable {
@@ -28,7 +29,8 @@ public struct OriginRequestMatch: Sendable {
 /// Requests held by `FlickrOriginServer.hold(_:)`: each waits until `release()` (or its own time limit, so a
 /// failing test cannot hang the suite), then is answered normally.
 public final class OriginHeldRequests: @unchecked Sendable {
-    private let condition = NSCondition()
+    /// Monotonic: a clock step must not end a hold early nor make a failing test wait past its limit.
+    private let condition = MonotonicCondition()
     private var released = false
     private var count = 0
     let limit: TimeInterval
@@ -40,7 +42,7 @@ public final class OriginHeldRequests: @unchecked Sendable {
 
     /// Waits until at least one matching request arrived; false if none did within `timeout`.
     public func waitForArrival(timeout: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = DispatchTime.now() + timeout
         condition.lock(); defer { condition.unlock() }
         while count == 0 { if !condition.wait(until: deadline) { return count > 0 } }
         return true
@@ -53,7 +55,7 @@ public final class OriginHeldRequests: @unchecked Sendable {
 
     /// Called on the request's connection thread: counts it and blocks while the hold lasts.
     func holdHere() {
-        let deadline = Date().addingTimeInterval(limit)
+        let deadline = DispatchTime.now() + limit
         condition.lock(); defer { condition.unlock() }
         count += 1
         condition.broadcast()

@@ -19,6 +19,9 @@ public final class FuseSession: @unchecked Sendable {
     private var notifying = true
     private var arguments: [UnsafeMutablePointer<CChar>?] = []
     public let mountpoint: String
+    /// Reads that a download's thread will answer: settled before unmount, so none replies through a
+    /// session that is gone.
+    let deferredReads = DeferredReplies<fuse_req_t?>()
 
     /// `options` are extra `-o` mount options (allow_other, ...). The mount is always read-only.
     public init(filesystem: PhotoFilesystem, mountpoint: String, fsName: String, options: [String], logger: Logger) {
@@ -27,6 +30,10 @@ public final class FuseSession: @unchecked Sendable {
         self.logger = logger
         // fsname shows in `mount` and `df`; commas would end the option, so they go.
         let name = fsName.replacingOccurrences(of: ",", with: "_")
+        // default_permissions is always set: the kernel checks every access against the modes we give
+        // (private photos 0400, see Listing.swift), so an allow_other mount cannot show them to others. It
+        // also means the kernel never sends FUSE_ACCESS (it answers access(2) itself), so there is no access
+        // handler; writes are refused by `ro` and by EROFS from each mutating call.
         var all = ["ro", "default_permissions", "fsname=\(name)", "subtype=photofs"]
         all += options.flatMap { $0.split(separator: ",").map(String.init) }.filter { $0 != "rw" && !$0.isEmpty }
         arguments = ["photofs", "-o", all.joined(separator: ",")].map { (argument: String) in strdup(argument) }
@@ -73,6 +80,10 @@ public final class FuseSession: @unchecked Sendable {
         notifying = false
         notifyLock.unlock()
         filesystem.invalidate = nil
+        // libfuse joined its workers, so no read begins now; those still waiting for bytes get EIO, and
+        // replies under way on download threads finish before the session is unmounted (and later destroyed).
+        let settled = deferredReads.finish { req in fuse_reply_err(req, EIO) }
+        if settled > 0 { logger.info("reads still downloading at unmount answered EIO", metadata: ["count": "\(settled)"]) }
         fuse_remove_signal_handlers(session)
         fuse_session_unmount(session)
         logger.info("unmounted", metadata: ["mountpoint": "\(mountpoint)", "loop_result": "\(result)"])
@@ -224,19 +235,23 @@ public final class FuseSession: @unchecked Sendable {
             }
             let handle = Unmanaged<OpenPhoto>.fromOpaque(pointer).takeUnretainedValue()
             // A deferred reply: if the bytes are still downloading, this handler returns and the download's
-            // thread replies when they arrive (the kernel keeps the file, so the handle outlives the wait).
+            // thread replies when they arrive (the kernel keeps the file, so the handle outlives the wait),
+            // unless the session ended first and `run` answered it.
+            guard let ticket = fs.deferredReads.begin(req) else { fuse_reply_err(req, EIO); return }
             fs.filesystem.whenReadable(handle, count: size, at: Int64(offset)) { error in
-                if let error {
-                    fs.fail(req, error, op: "read", inode: ino)
-                    return
-                }
-                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 4096)
-                defer { buffer.deallocate() }
-                do {
-                    let count = try fs.filesystem.read(handle, into: buffer, at: Int64(offset))
-                    fuse_reply_buf(req, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), count)
-                } catch {
-                    fs.fail(req, error, op: "read", inode: ino)
+                fs.deferredReads.answer(ticket) { req in
+                    if let error {
+                        fs.fail(req, error, op: "read", inode: ino)
+                        return
+                    }
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 4096)
+                    defer { buffer.deallocate() }
+                    do {
+                        let count = try fs.filesystem.read(handle, into: buffer, at: Int64(offset))
+                        fuse_reply_buf(req, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), count)
+                    } catch {
+                        fs.fail(req, error, op: "read", inode: ino)
+                    }
                 }
             }
         }
@@ -282,14 +297,6 @@ public final class FuseSession: @unchecked Sendable {
             info.f_namemax = UInt(usage.nameMax)
             info.f_flag = UInt(ST_RDONLY)
             fuse_reply_statfs(req, &info)
-        }
-        ops.access = { req, ino, mask in
-            // Reached only without default_permissions; writing is never allowed.
-            if mask & W_OK != 0 {
-                FuseSession.instance(req).fail(req, FilesystemError(.readOnly, "read-only"), op: "access", inode: ino)
-            } else {
-                fuse_reply_err(req, 0)
-            }
         }
         // Every call that would change the tree: the file system is read-only.
         ops.setattr = { req, _, _, _, _ in fuse_reply_err(req, EROFS) }

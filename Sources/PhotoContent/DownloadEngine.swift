@@ -88,7 +88,8 @@ public final class Download: @unchecked Sendable {
     /// Readers waiting for bytes without holding a thread: resumed when their bytes are stored or the
     /// download failed (deferred FUSE replies).
     private var byteWaiters: [(end: Int64, resume: (ContentError?) -> Void)] = []
-    let started = Date()
+    /// When it was queued, on the monotonic clock (for the "downloaded" log line's seconds).
+    let started = DispatchTime.now()
 
     /// 1 GiB: a photo kept in memory while the cache cannot take it. Flickr's originals stop at 200 MB, so
     /// a bigger catalog size is not a photo we should hold in RAM; it fails as "no space" instead.
@@ -387,7 +388,8 @@ private final class DownloadSink: HTTPBodySink {
 public final class DownloadEngine: @unchecked Sendable {
     private let http: HTTPClient
     private let logger: Logger
-    private let lock = NSCondition()
+    /// Monotonic: an idle worker's 30 s must not become an hour (or nothing) when the wall clock steps.
+    private let lock = MonotonicCondition()
     private var inFlight: [String: Download] = [:]
     private var queue: [Download] = []
     private var workers = 0
@@ -454,7 +456,7 @@ public final class DownloadEngine: @unchecked Sendable {
             // Idle workers exit after 30 s so an idle mount holds no threads or connections.
             var next = nextIndexLocked()
             while next == nil {
-                if !lock.wait(until: Date().addingTimeInterval(30)) && queue.isEmpty {
+                if !lock.wait(until: .now() + 30) && queue.isEmpty {
                     workers -= 1
                     lock.unlock()
                     return
@@ -486,7 +488,7 @@ public final class DownloadEngine: @unchecked Sendable {
                 logger.debug("downloaded", metadata: [
                     "photo": "\(download.source.photoID)", "bytes": "\(download.source.expectedSize)",
                     "cached": "\(download.uncachedReason == nil)",
-                    "seconds": "\(String(format: "%.3f", Date().timeIntervalSince(download.started)))",
+                    "seconds": "\(String(format: "%.3f", Double(DispatchTime.now().uptimeNanoseconds - download.started.uptimeNanoseconds) / 1e9))",
                 ])
                 download.finish(result)
                 forget(download)

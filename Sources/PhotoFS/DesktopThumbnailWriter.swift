@@ -87,7 +87,8 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
     private let cache: OriginalCache
     private let http: HTTPClient
     private let logger: Logger
-    private let lock = NSCondition()
+    /// Its timed waits (a listing's deadline, an idle worker's 30 s) run on the monotonic clock.
+    private let lock = MonotonicCondition()
     /// Stamps written (or found valid) in this mount's life, by URI: a listing seen again checks one `stat`.
     /// Emptied when it reaches `currentLimit` (the disk still says what is valid): 50,000 URIs is ~10 MB.
     private var current: [String: DesktopThumbnailStamp] = [:]
@@ -216,9 +217,7 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
             while let first = remaining.first, waiting[first] == nil { remaining = remaining.dropFirst() }
             guard !remaining.isEmpty, !stopped else { return remaining.filter { waiting[$0] != nil }.count }
             if let deadline {
-                let now = DispatchTime.now()
-                guard now < deadline else { return remaining.filter { waiting[$0] != nil }.count }
-                _ = lock.wait(until: Date().addingTimeInterval(Double(deadline.uptimeNanoseconds - now.uptimeNanoseconds) / 1e9))
+                guard lock.wait(until: deadline) else { return remaining.filter { waiting[$0] != nil }.count }
             } else {
                 lock.wait()
             }
@@ -376,7 +375,7 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         lock.lock()
         while true {
             while queue.isEmpty && !stopped {
-                if !lock.wait(until: Date().addingTimeInterval(30)) && queue.isEmpty { break }
+                if !lock.wait(until: .now() + 30) && queue.isEmpty { break }
             }
             guard !stopped, !queue.isEmpty else { break }
             let seq = queue.removeLast()
@@ -511,11 +510,10 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
             logger.info("desktop thumbnails: fetch ceiling reached, the rest come at its rate", metadata: [
                 "ceiling": "\(options.fetchCeiling?.description ?? "")", "op": "thumbnail", "photo": "\(photo.id)"])
         }
-        let until = clock.now + wait
+        let deadline = DispatchTime.now() + wait
         while !stopped {
-            let left = until - clock.now
-            guard left > 0 else { return }
-            _ = lock.wait(until: Date().addingTimeInterval(left))
+            guard DispatchTime.now() < deadline else { return }
+            lock.wait(until: deadline)
         }
         throw ThumbnailUnavailable(reason: "the mount is stopping")
     }

@@ -2,12 +2,14 @@
 // `ls -lR` (or a file manager's first look) finds them ready instead of building each folder's alone.
 import Foundation
 import PhotoCatalog
+import PhotoContent
 import PhotoTree
 
 /// Whether the mount's one-scan build of photo listings is running; listings it is about to provide wait for
 /// it instead of building themselves (two builds of one listing on a 2-core machine would halve both).
 final class ListingPrebuild: @unchecked Sendable {
-    private let condition = NSCondition()
+    /// Monotonic: a clock step must not stretch a listing's wait for the build.
+    private let condition = MonotonicCondition()
     private var running = false
 
     /// Marks the build as started; false if one already runs.
@@ -28,7 +30,7 @@ final class ListingPrebuild: @unchecked Sendable {
 
     /// Waits until no build runs, at most `timeout` seconds.
     func waitWhileRunning(timeout: TimeInterval) {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = DispatchTime.now() + timeout
         condition.lock()
         while running && condition.wait(until: deadline) {}
         condition.unlock()

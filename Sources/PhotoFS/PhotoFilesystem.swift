@@ -79,9 +79,13 @@ public final class PhotoFilesystem: @unchecked Sendable {
     let listingPrebuild = ListingPrebuild()
     /// What the caches above were built from: the catalog's counters and the in-memory recents' counter.
     private var seenGeneration: (catalog: Catalog.Generation?, memory: Int)
+    /// Whether the watcher should run, under `watcherWake`: the flag and the wait that watches it share one
+    /// mutex, so a stop between the watcher's check and its wait cannot be missed (with the flag under
+    /// `lock` and the wait on another mutex, that stop's broadcast was lost and the stop waited out the poll
+    /// interval). Its timed wait is on the monotonic clock: a clock step neither stretches nor skips a poll.
     private var watching = false
-    /// Wakes the watcher early (to stop), and tells `stopWatchingCatalog` it has stopped.
-    private let watcherWake = NSCondition()
+    private let watcherWake = MonotonicCondition()
+    /// Signalled by the watcher thread as it ends, so `stopWatchingCatalog` returns only after it has.
     private let watcherStopped = DispatchSemaphore(value: 0)
     /// What the caches handed out but could not keep (the catalog changed during their builds): diffed at
     /// the next check, so the kernel does not keep them either.
@@ -160,19 +164,14 @@ public final class PhotoFilesystem: @unchecked Sendable {
         changeCheck.lock()
         freeRemovedContent()
         changeCheck.unlock()
-        lock.lock()
-        watching = true
-        lock.unlock()
+        watcherWake.withLock { watching = true }
         let prebuild = Thread { [weak self] in self?.prebuildPhotoListings() }
         prebuild.name = "listing-prebuild"
         prebuild.qualityOfService = .utility
         prebuild.start()
         let thread = Thread { [weak self] in
-            while let self, self.isWatching {
-                self.watcherWake.lock()
-                _ = self.watcherWake.wait(until: Date().addingTimeInterval(self.options.catalogPollInterval))
-                self.watcherWake.unlock()
-                if self.isWatching { self.checkForCatalogChanges() }
+            while let self, self.waitForNextPoll() {
+                self.checkForCatalogChanges()
             }
             self?.watcherStopped.signal()
         }
@@ -183,21 +182,25 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Stops the watcher and waits until it has (so nothing notifies a session being torn down), then
     /// writes what is pending.
     public func stopWatchingCatalog() {
-        lock.lock()
-        let wasWatching = watching
-        watching = false
-        lock.unlock()
-        if wasWatching {
-            watcherWake.lock()
+        let wasWatching = watcherWake.withLock {
+            let was = watching
+            watching = false
             watcherWake.broadcast()
-            watcherWake.unlock()
-            watcherStopped.wait()
+            return was
         }
+        if wasWatching { watcherStopped.wait() }
         recent.stop() // pending opens land before the catalog closes
         variants?.stop()
     }
 
-    private var isWatching: Bool { lock.lock(); defer { lock.unlock() }; return watching }
+    /// Waits one poll interval, or less when stopped; whether the watcher should check and go on.
+    private func waitForNextPoll() -> Bool {
+        watcherWake.lock()
+        defer { watcherWake.unlock() }
+        let deadline = DispatchTime.now() + options.catalogPollInterval
+        while watching && watcherWake.wait(until: deadline) {}
+        return watching
+    }
 
     private func noteStale(listing: DirectoryListing, of node: Node) {
         lock.lock()

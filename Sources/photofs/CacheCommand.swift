@@ -25,21 +25,9 @@ struct CacheCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show how many photos and bytes the cache holds.")
         @OptionGroup var location: Location
         func run() throws {
-            let directory = location.directory
-            let (count, bytes) = CacheCommand.usage(of: directory.appendingPathComponent("originals"))
-            print("cache: \(directory.path)")
-            print("photos: \(count)")
-            print("bytes: \(bytes) (\(ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)))")
-            if let limit = try? String(contentsOf: directory.appendingPathComponent("limit"), encoding: .utf8),
-               let value = Int64(limit.trimmingCharacters(in: .whitespacesAndNewlines)) {
-                print("limit: \(value) (\(ByteCountFormatter.string(fromByteCount: value, countStyle: .binary)))")
-            }
-            if let data = FileManager.default.contents(atPath: directory.appendingPathComponent("statistics.json").path),
-               let stats = try? JSONDecoder().decode(CacheStatistics.self, from: data) {
-                let opens = stats.hits + stats.misses
-                let rate = opens > 0 ? String(format: "%.1f%%", 100 * Double(stats.hits) / Double(opens)) : "n/a"
-                print("opens: \(opens), hit rate: \(rate), downloaded: \(stats.downloadedBytes) bytes, evictions: \(stats.evictions)")
-            }
+            // Everything read there may be hostile (hand-edited counters, a FIFO for a file): CacheReport
+            // reads it without blocking and adds it without overflowing.
+            for line in CacheReport.read(directory: location.directory.path).lines { print(line) }
         }
     }
 
@@ -51,7 +39,7 @@ struct CacheCommand: ParsableCommand {
             // Only a photofs cache (tagged, empty, or an earlier photofs's) is cleared: never a folder of the user's.
             do { try CacheDirectory.checkUsable(location.directory.path) } catch { throw CommandFailure("\(error)") }
             let originals = location.directory.appendingPathComponent("originals")
-            let (count, bytes) = CacheCommand.usage(of: originals)
+            let (count, bytes) = CacheReport.usage(ofOriginals: originals.path)
             // Only what photofs wrote: a file of someone else's that found its way in is left alone.
             for name in (try? FileManager.default.contentsOfDirectory(atPath: originals.path)) ?? []
             where CacheDirectory.isEntryName(name) {
@@ -60,19 +48,5 @@ struct CacheCommand: ParsableCommand {
             }
             print("removed \(count) photos, \(bytes) bytes from \(location.directory.path)")
         }
-    }
-
-    static func usage(of directory: URL) -> (Int, Int64) {
-        var count = 0
-        var bytes: Int64 = 0
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        where CacheDirectory.isEntryName(name) {
-            var info = stat()
-            if lstat(directory.appendingPathComponent(name).path, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
-                count += 1
-                bytes &+= Int64(info.st_size)
-            }
-        }
-        return (count, bytes)
     }
 }

@@ -10,7 +10,8 @@ final class TerminalProgress: ImportProgress, @unchecked Sendable {
     private let isTerminal = isatty(STDERR_FILENO) == 1
     private let logger: Logger
     private let lock = NSLock()
-    private var lastDraw = Date.distantPast
+    /// When the line was last drawn (monotonic: a clock step must not freeze the bar); nil before the first.
+    private var lastDraw: DispatchTime?
     /// Stages in the order they first reported, with their latest counts.
     private var stages: [(name: String, done: Int, total: Int?)] = []
     private var loggedStages = Set<String>()
@@ -29,8 +30,9 @@ final class TerminalProgress: ImportProgress, @unchecked Sendable {
         let complete = total.map { done >= $0 } ?? false
         if isTerminal {
             // Redraw at most 10 times a second: the HEAD phase reports hundreds of updates per second.
-            guard Date().timeIntervalSince(lastDraw) > 0.1 || complete else { return }
-            lastDraw = Date()
+            let now = DispatchTime.now()
+            guard complete || lastDraw.map({ now.uptimeNanoseconds - $0.uptimeNanoseconds > 100_000_000 }) ?? true else { return }
+            lastDraw = now
             draw()
         } else if complete, loggedStages.insert(stage).inserted {
             logger.info("import stage done", metadata: ["stage": "\(stage)", "count": "\(done)"])

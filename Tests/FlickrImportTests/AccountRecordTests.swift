@@ -115,27 +115,103 @@ final class AccountRecordTests: XCTestCase {
         XCTAssertEqual(FlickrSource.pageNumber(PageCursor(token: "42")), 42)
     }
 
-    /// Every new field of a record and of an album, each set to each hostile value, through the readers.
+    /// Every new field of a record and of an album, each set to each hostile value, with usable and unusable
+    /// ids, through the readers. What is accepted keeps every rule a SourcePhoto promises; an unusable id is
+    /// never accepted and a usable record never refused; a flag is set only by Flickr's own value (none of the
+    /// hostile ones is 1, so only `true`); and an account's list never takes another owner's photo.
     func testSeededHostileValuesInTheNewFields() throws {
         let values = ["null", "true", "[]", "{}", "-0", "1e400", "-1e400", "99999999999999999999", "-99999999999999999999",
                       "0.0000001", #""""#, #""\ud800""#, #""\u0000""#, #""   ""#, #"{"_content": null}"#, "[[[[1]]]]",
                       #"""# + String(repeating: "9", count: 100) + #"""#]
         let fields = ["ispublic", "isfriend", "isfamily", "tags", "views", "lastupdate", "media", "server", "secret",
                       "originalsecret", "originalformat", "owner"]
+        // Ids as JSON: usable (text and a number), and ones no rule may accept (path tricks, blanks, a 65-byte
+        // id, non-ASCII, punctuation alone, values that are no text at all).
+        let usableIDs = [#""52000000001""#, "52000000002", #""a.b_c-d@N01""#, #""9""#]
+        let unusableIDs = [#""../x""#, #""""#, #""   ""#, #""a b""#, #""x/y""#, #""\u0000""#, #""\ud800""#, #""é1""#, #""._-""#,
+                           #"""# + String(repeating: "7", count: 65) + #"""#, "null", "true", "[]", "{}", #"{"_content": null}"#]
+        let flags: [(field: String, visibility: PhotoVisibility)] = [("ispublic", .everyone), ("isfriend", .friends), ("isfamily", .family)]
         var generator = SeededGenerator(seed: 9)
+        var accepted = 0
+        var skippedBy: [String: Int] = [:]
+        var albumsAccepted = 0
         for _ in 0..<2_000 {
-            var parts = [#""id": "52000000001""#]
-            if Bool.random(using: &generator) { parts.append(#""url_o": "http://x/o.jpg""#) }
+            let idIsUsable = Int.random(in: 0..<4, using: &generator) != 0
+            var parts = ["\"id\": \((idIsUsable ? usableIDs : unusableIDs).randomElement(using: &generator)!)"]
+            let hasOriginal = Bool.random(using: &generator)
+            if hasOriginal { parts.append(#""url_o": "http://x/o.jpg""#) }
+            var chosen: [String: String] = [:]
             for field in fields where Int.random(in: 0..<3, using: &generator) == 0 {
-                parts.append("\"\(field)\": \(values.randomElement(using: &generator)!)")
+                chosen[field] = values.randomElement(using: &generator)!
+                parts.append("\"\(field)\": \(chosen[field]!)")
             }
-            let record = try JSONValue.parse("{" + parts.joined(separator: ", ") + "}")
-            _ = FlickrRecord.isVideo(record)
-            _ = FlickrRecord.read(record, context: FlickrRecordContext(account: Bool.random(using: &generator) ? "1@N01" : nil))
-            let albumParts = ["id", "title", "description", "photos", "date_update"].map {
-                "\"\($0)\": \(values.randomElement(using: &generator)!)"
+            let account = Bool.random(using: &generator) ? "1@N01" : nil
+            let json = "{" + parts.joined(separator: ", ") + "}"
+            let record = try JSONValue.parse(json)
+            XCTAssertFalse(FlickrRecord.isVideo(record), "no hostile media value is \"video\": \(json)")
+            switch FlickrRecord.read(record, context: FlickrRecordContext(account: account)) {
+            case .success(let photo):
+                accepted += 1
+                XCTAssertTrue(idIsUsable, "an unusable id was accepted: \(json)")
+                XCTAssertTrue(SourceIdentifier.isValid(photo.id), json)
+                XCTAssertTrue(SourceURL.isUsable(photo.originalURL), json)
+                XCTAssertTrue(photo.thumbnailURL.map(SourceURL.isUsable) ?? true, json)
+                XCTAssertTrue(photo.renditions.allSatisfy {
+                    SourceURL.isUsable($0.url) && (1...SourceURL.maxPixelEdge).contains($0.width)
+                        && (1...SourceURL.maxPixelEdge).contains($0.height)
+                }, json)
+                XCTAssertLessThanOrEqual(photo.owner.utf8.count, SourceIdentifier.maxBytes, json)
+                if let account {
+                    XCTAssertEqual(photo.owner, SourceIdentifier.encoded(account), "another owner's photo in the account's list: \(json)")
+                }
+                XCTAssertGreaterThanOrEqual(photo.views ?? 0, 0, json)
+                if let lastUpdate = photo.lastUpdate { XCTAssertNotNil(MomentRange.valid(lastUpdate), json) }
+                XCTAssertLessThanOrEqual(photo.tags.count, SourceText.maxTags, json)
+                XCTAssertTrue(photo.tags.allSatisfy { !$0.isEmpty && $0.count <= SourceText.tagLimit }, json)
+                if flags.contains(where: { chosen[$0.field] != nil }) {
+                    for flag in flags where photo.visibility.contains(flag.visibility) {
+                        XCTAssertEqual(chosen[flag.field], "true", "\(flag.field) set by an unreadable value: \(json)")
+                    }
+                } else {
+                    XCTAssertEqual(photo.visibility, .everyone, "no flags: a public list's record: \(json)")
+                }
+            case .failure(let skipped):
+                skippedBy[skipped.field, default: 0] += 1
+                XCTAssertFalse(skipped.id?.unicodeScalars.contains { $0.value < 0x20 || $0.value > 0x7E } ?? false,
+                               "a skipped id is printable in a log line: \(skipped)")
+                switch skipped.field {
+                case "id": XCTAssertFalse(idIsUsable, "a usable id refused: \(json)")
+                case "url": XCTAssertFalse(hasOriginal, "a usable url_o refused: \(json)")
+                case "owner": XCTAssertNotNil(chosen["owner"], "refused for an owner it does not name: \(json)")
+                default: XCTFail("skipped for \(skipped.field): \(json)")
+                }
+                if idIsUsable && hasOriginal && chosen["owner"] == nil { XCTFail("a usable record was refused (\(skipped)): \(json)") }
             }
-            _ = FlickrSource.readAlbum(try JSONValue.parse("{" + albumParts.joined(separator: ", ") + "}"))
+
+            // An album is skipped exactly when its id is unusable; what is kept is in range.
+            let albumIDIsUsable = Int.random(in: 0..<4, using: &generator) != 0
+            let albumParts = ["\"id\": \((albumIDIsUsable ? usableIDs : unusableIDs).randomElement(using: &generator)!)"]
+                + ["title", "description", "photos", "date_update"].map { "\"\($0)\": \(values.randomElement(using: &generator)!)" }
+            let albumJSON = "{" + albumParts.joined(separator: ", ") + "}"
+            switch FlickrSource.readAlbum(try JSONValue.parse(albumJSON)) {
+            case .success(let album):
+                albumsAccepted += 1
+                XCTAssertTrue(albumIDIsUsable, "an unusable album id was accepted: \(albumJSON)")
+                XCTAssertTrue(SourceIdentifier.isValid(album.id), albumJSON)
+                XCTAssertGreaterThanOrEqual(album.photoCount ?? 0, 0, albumJSON)
+                if let updated = album.updatedAt { XCTAssertNotNil(MomentRange.valid(updated), albumJSON) }
+                XCTAssertLessThanOrEqual(album.title.count, SourceText.nameLimit, albumJSON)
+            case .failure(let skipped):
+                XCTAssertFalse(albumIDIsUsable, "a usable album id refused: \(albumJSON)")
+                XCTAssertEqual(skipped.field, "id", albumJSON)
+            }
         }
+        // The seed reaches every outcome, so the checks above ran on each (counts printed for when it changes).
+        print("hostile records: \(accepted) accepted, skipped by field \(skippedBy.sorted { $0.key < $1.key }), \(albumsAccepted) albums")
+        XCTAssertEqual(accepted + skippedBy.values.reduce(0, +), 2_000, "every record accepted or skipped")
+        XCTAssertGreaterThan(accepted, 200)
+        for field in ["id", "url", "owner"] { XCTAssertGreaterThan(skippedBy[field] ?? 0, 20, "\(field): \(skippedBy)") }
+        XCTAssertGreaterThan(albumsAccepted, 200)
+        XCTAssertLessThan(albumsAccepted, 2_000)
     }
 }

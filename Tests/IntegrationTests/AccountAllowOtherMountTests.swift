@@ -4,12 +4,14 @@
 // reads both.
 import FlickrOrigin
 import Foundation
+import TestRequirements
 import XCTest
 
 final class AccountAllowOtherMountTests: XCTestCase {
     var harness: MountHarness!
 
     override func setUpWithError() throws {
+        try TestRequirement.root("to run commands as nobody (setpriv) and to mount with allow_other without user_allow_other")
         harness = try MountHarness(library: DemoLibrary.account(count: 60, scale: 8))
         // nobody must be able to reach the mountpoint: /tmp/photofs-it-…/mnt, each directory searchable.
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: harness.root.path)
@@ -20,7 +22,7 @@ final class AccountAllowOtherMountTests: XCTestCase {
         try harness.mount(extra: ["-o", "allow_other"])
     }
 
-    override func tearDown() { harness.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
+    override func tearDown() { harness?.tearDown(failed: (testRun?.failureCount ?? 0) > 0) }
 
     /// Runs a command as nobody (uid and gid 65534, no supplementary groups).
     func asNobody(_ arguments: [String]) -> CommandResult {

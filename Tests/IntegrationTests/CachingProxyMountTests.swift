@@ -2,6 +2,7 @@
 // `-o proxy=`, one the standard `http_proxy` variable) cost the origin one fetch per photo, with equal bytes.
 import FlickrOrigin
 import Foundation
+import TestRequirements
 import XCTest
 
 final class CachingProxyMountTests: XCTestCase {
@@ -25,9 +26,7 @@ final class CachingProxyMountTests: XCTestCase {
     }
 
     func testTwoMountsBehindACachingProxyCostTheOriginOneFetchPerPhoto() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") else {
-            return XCTFail("/usr/sbin/nginx is needed (Debian: nginx-light): make test installs it")
-        }
+        try TestRequirement.program("/usr/sbin/nginx", package: "nginx-light")
         let library = DemoLibrary.make(count: 12, scale: 4)
         first = try MountHarness(library: library)
         second = try MountHarness(library: library)

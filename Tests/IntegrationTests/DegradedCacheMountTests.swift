@@ -2,6 +2,7 @@
 // removed under the daemon. Every photo still reads whole, nothing partial stays, one log line says so.
 import FlickrOrigin
 import Foundation
+import TestRequirements
 import XCTest
 
 final class DegradedCacheMountTests: MountedTestCase {
@@ -58,10 +59,11 @@ final class DegradedCacheMountTests: MountedTestCase {
     }
 
     func testANearlyFullCacheDiskServesEveryPhotoWhole() throws {
+        try TestRequirement.root("to mount a 4 MiB tmpfs as the cache directory")
         let cache = harness.cacheDirectory
         XCTAssertEqual(mkdir(cache, 0o700), 0)
         guard mount("tmpfs", cache, "tmpfs", 0, "size=4m,mode=0700") == 0 else {
-            throw XCTSkip("cannot mount a tmpfs here (\(String(cString: strerror(errno)))): this test needs root")
+            throw XCTSkip("needs CAP_SYS_ADMIN to mount a tmpfs (root in a container without it?): \(String(cString: strerror(errno)))")
         }
         tmpfs = cache
         // The tmpfs root is the cache directory: tag it as photofs's, then fill it with a file of someone

@@ -6,6 +6,7 @@ import FlickrOrigin
 import Foundation
 import PhotoCatalog
 import PhotoContent
+import TestRequirements
 import XCTest
 
 final class DesktopThumbnailMountTests: XCTestCase {
@@ -58,7 +59,7 @@ final class DesktopThumbnailMountTests: XCTestCase {
     }
 
     func testEveryListedFileHasAThumbnailGLibFindsValidWithoutAnyOriginalFetched() throws {
-        gioRequired()
+        try gioRequired()
         // 30 photos at full scale: the first 24 have the hostile titles the naming rules allow (spaces, `#`,
         // `%`, `?`, quotes, backslashes, RTL override, emoji, 300 × é, ...).
         harness = try MountHarness(library: DemoLibrary.make(count: 30, scale: 1))
@@ -115,7 +116,7 @@ final class DesktopThumbnailMountTests: XCTestCase {
     }
 
     func testThumbnailsFollowReplacedRenamedAndDeletedPhotos() throws {
-        gioRequired()
+        try gioRequired()
         harness = try MountHarness(library: DemoLibrary.account(count: 36, scale: 1))
         harness.desktopThumbnails = true
         try harness.signIn()
@@ -188,7 +189,7 @@ final class DesktopThumbnailMountTests: XCTestCase {
     }
 
     func testThumbnailsCommandWritesAWholeMountAheadOfTime() throws {
-        gioRequired()
+        try gioRequired()
         harness = try MountHarness(library: DemoLibrary.make(count: 12, scale: 1))
         harness.desktopThumbnails = true
         XCTAssertEqual(harness.importLibrary().status, 0)
@@ -246,7 +247,8 @@ final class DesktopThumbnailMountTests: XCTestCase {
         XCTAssertEqual(harness.origin.requestCount(method: "GET"), 0)
     }
 
-    func gioRequired() {
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: "/usr/bin/gio"), "gio (libglib2.0-bin) is needed: make test installs it")
+    /// GLib's own `gio info` checks the thumbnails as a file manager would.
+    func gioRequired() throws {
+        try TestRequirement.program("/usr/bin/gio", package: "libglib2.0-bin")
     }
 }

@@ -44,15 +44,19 @@ final class FetchEngineTests: MountedTestCase {
     func testFirstBytesArriveBeforeTheDownloadEnds() throws {
         try harness.mount(extra: ["--prefetch", "0"])
         let target = photo(4) // 1280×853 JPEG
-        let rate = max(8_000, target.image.data.count / 5) // about 5 s for the whole photo
+        // About 8 s for the whole photo: head's open and first read have all of that before the download ends.
+        let rate = max(8_000, target.image.data.count / 8)
         harness.origin.setRate(photoID: target.id, rate)
         let file = try XCTUnwrap(try paths(of: target.id).first)
-        let started = Date()
         let head = Shell.run("head", ["-c", "100", file])
-        let firstBytes = Date().timeIntervalSince(started)
         XCTAssertEqual(head.stdout, target.image.data.prefix(100))
-        XCTAssertLessThan(firstBytes, 2.5, "the first bytes waited for the whole photo")
-        XCTAssertEqual(cachedFiles(), [], "the download should still be running")
+        // The first bytes came while the rest was still arriving: nothing in the cache yet, a partial file in tmp/.
+        XCTAssertEqual(cachedFiles(), [], "the first bytes waited for the whole photo")
+        let temporary = harness.cacheDirectory + "/tmp"
+        let partial = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter { $0.hasPrefix(target.id + "-") && $0.hasSuffix(".part") }
+            .compactMap { try? FileManager.default.attributesOfItem(atPath: temporary + "/" + $0)[.size] as? Int }
+        XCTAssertEqual(partial.count, 1, "one download under way")
+        XCTAssertLessThan(partial.first ?? .max, target.image.data.count, "and not finished when head returned")
         XCTAssertEqual(Shell.run("cat", [file]).stdout, target.image.data)
     }
 
@@ -145,11 +149,13 @@ final class FetchEngineTests: MountedTestCase {
         XCTAssertEqual(Shell.run("cat", [cachedFile]).stdout, cached.image.data)
         harness.origin.stop()
         XCTAssertEqual(Shell.run("cat", [cachedFile]).stdout, cached.image.data)
-        let started = Date()
         let failed = Shell.run("cat", [uncachedFile])
         XCTAssertNotEqual(failed.status, 0)
         XCTAssertTrue(failed.stderr.contains("Input/output error"), failed.stderr)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        // The EIO is the download's own failure (a refused connection, retried and given up), not a timeout.
+        let failure = harness.daemonLog.split(separator: "\n").filter { $0.contains("download failed") && $0.contains(uncached.id) }
+        XCTAssertFalse(failure.isEmpty, harness.daemonLog)
+        XCTAssertFalse(failure.contains { $0.lowercased().contains("timed out") }, "\(failure)")
         XCTAssertEqual(Shell.run("ls", ["-lR", harness.mountpoint]).status, 0, "listings never need the origin")
     }
 }

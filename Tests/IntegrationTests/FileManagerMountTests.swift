@@ -3,6 +3,7 @@
 import FlickrOrigin
 import Foundation
 import PhotoContent
+import TestRequirements
 import XCTest
 
 final class FileManagerMountTests: XCTestCase {
@@ -36,10 +37,9 @@ final class FileManagerMountTests: XCTestCase {
     }
 
     func testPcmanfmShowsTwoHundredThumbnailsWithoutOpeningAPhoto() throws {
-        for tool in ["/usr/bin/Xvfb", "/usr/bin/pcmanfm", "/usr/bin/xdotool", "/usr/bin/import", "/usr/bin/gio"] {
-            guard FileManager.default.isExecutableFile(atPath: tool) else {
-                return XCTFail("\(tool) is needed (Debian: xvfb, pcmanfm, xdotool, imagemagick, libglib2.0-bin): make test installs them")
-            }
+        for (program, package) in [("/usr/bin/Xvfb", "xvfb"), ("/usr/bin/pcmanfm", "pcmanfm"), ("/usr/bin/xdotool", "xdotool"),
+                                    ("/usr/bin/import", "imagemagick"), ("/usr/bin/gio", "libglib2.0-bin")] {
+            try TestRequirement.program(program, package: package)
         }
         harness = try MountHarness(library: FileManagerMountTests.library())
         harness.desktopThumbnails = true

@@ -2,6 +2,7 @@
 // SQL jargon; importing into it fails with a clear message. The read-only disk is a real read-only bind mount.
 import Foundation
 import PhotoCatalog
+import TestRequirements
 import XCTest
 
 final class ReadOnlyLibraryTests: XCTestCase {
@@ -107,10 +108,11 @@ final class ReadOnlyLibraryTests: XCTestCase {
 
     /// A read-only bind mount of `directory` (root ignores permission bits, so chmod 0555 would prove nothing).
     private func mountReadOnly(_ directory: String) throws -> String {
+        try TestRequirement.root("to bind-mount a read-only view of the library's folder")
         let view = scratch.url.appendingPathComponent("readonly-view").path
         try FileManager.default.createDirectory(atPath: view, withIntermediateDirectories: true)
         guard try run("/usr/bin/mount", ["--bind", directory, view]) == 0 else {
-            throw XCTSkip("cannot bind-mount here (needs root with CAP_SYS_ADMIN)")
+            throw XCTSkip("needs CAP_SYS_ADMIN to bind-mount (root in a container without it?)")
         }
         readOnlyView = view
         guard try run("/usr/bin/mount", ["-o", "remount,bind,ro", view]) == 0 else {

@@ -3,6 +3,7 @@
 import FlickrOrigin
 import Logging
 @testable import PhotoContent
+import TestRequirements
 import XCTest
 
 final class DegradedCacheTests: XCTestCase {
@@ -15,12 +16,13 @@ final class DegradedCacheTests: XCTestCase {
     var mounted = false
 
     override func setUpWithError() throws {
+        try TestRequirement.root("to mount a 4 MiB tmpfs under the cache")
         mountpoint = "/tmp/photofs-degraded-\(UUID().uuidString.prefix(8))"
         XCTAssertEqual(mkdir(mountpoint, 0o700), 0)
         guard mount("tmpfs", mountpoint, "tmpfs", 0, "size=4m,mode=0700") == 0 else {
             let reason = String(cString: strerror(errno))
             rmdir(mountpoint)
-            throw XCTSkip("cannot mount a tmpfs here (\(reason)): these tests need root")
+            throw XCTSkip("needs CAP_SYS_ADMIN to mount a tmpfs (root in a container without it?): \(reason)")
         }
         mounted = true
         origin = FlickrOriginServer(library: DegradedCacheTests.library, apiKey: "k")

@@ -1,16 +1,15 @@
 // Runs GLib's own `gio info` (Debian's libglib2.0-bin) so tests compare photofs's URIs and thumbnails with
 // what GLib itself computes; a test without gio says it is skipped and why.
 import Foundation
+import TestRequirements
 import XCTest
 
 enum GIOInfo {
     static let executable = "/usr/bin/gio"
 
-    /// Throws XCTSkip when gio is not installed (`make deps` installs libglib2.0-bin).
+    /// Skips (fails under CI) when gio is not installed (`make deps` installs libglib2.0-bin).
     static func requireGIO() throws {
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw XCTSkip("\(executable) is missing (Debian package libglib2.0-bin): the comparison with GLib is skipped")
-        }
+        try TestRequirement.program(executable, package: "libglib2.0-bin")
     }
 
     /// `gio info [-a attributes] path`'s output lines, run with `environment` added to this process's.

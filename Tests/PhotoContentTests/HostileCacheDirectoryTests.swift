@@ -136,4 +136,55 @@ final class HostileCacheDirectoryTests: XCTestCase {
         }
         assertServes(cache)
     }
+
+    /// `photofs cache stats` (CacheReport): counters at Int.max and below 0, limits out of Int64's range or
+    /// negative, a FIFO for a file and sparse files past Int64.max in all print without trapping or blocking.
+    func testCacheStatsOfHostileFilesNeverTrap() throws {
+        let counters = "{\"hits\": 9223372036854775807, \"misses\": 9223372036854775807, "
+            + "\"downloadedBytes\": 9223372036854775807, \"evictions\": 9223372036854775807}"
+        try Data(counters.utf8).write(to: URL(fileURLWithPath: path("statistics.json")))
+        try Data("9223372036854775807\n".utf8).write(to: URL(fileURLWithPath: path("limit")))
+        for name in ["a-1", "b-2", "c-3"] {
+            let fd = open(path("originals/\(name)"), O_WRONLY | O_CREAT, 0o600)
+            XCTAssertGreaterThanOrEqual(fd, 0)
+            let sizes: [Int64] = [.max, .max / 2, 1 << 60, 1 << 50, 1 << 44 - 4096, 1 << 40]
+            XCTAssertNotNil(sizes.first { ftruncate(fd, off_t($0)) == 0 })
+            close(fd)
+        }
+        var report = CacheReport.read(directory: directory.path)
+        XCTAssertEqual(report.photos, 3)
+        XCTAssertGreaterThan(report.bytes, 0, "sizes add without wrapping round to negative")
+        XCTAssertEqual(report.limit, .max)
+        XCTAssertEqual(report.statistics?.opens, Int.max, "Int.max + Int.max saturates")
+        XCTAssertEqual(report.statistics?.hitRate, 50)
+        XCTAssertTrue(report.lines.contains { $0.hasPrefix("opens: 9223372036854775807, hit rate: 50.0%") }, "\(report.lines)")
+
+        // Negative counters read as 0 (no opens: no rate), a negative limit as none, text as none.
+        try Data("{\"hits\": -9223372036854775808, \"misses\": -1, \"evictions\": -5}".utf8)
+            .write(to: URL(fileURLWithPath: path("statistics.json")))
+        for limit in ["-9223372036854775808", "-1", "9223372036854775808", "lots", String(repeating: "9", count: 100)] {
+            try Data(limit.utf8).write(to: URL(fileURLWithPath: path("limit")))
+            report = CacheReport.read(directory: directory.path)
+            XCTAssertNil(report.limit, limit)
+            XCTAssertEqual(report.statistics?.opens, 0)
+            XCTAssertNil(report.statistics?.hitRate)
+            XCTAssertTrue(report.lines.contains("opens: 0, hit rate: n/a, downloaded: 0 bytes, evictions: 0"), "\(report.lines)")
+        }
+        // Counters set in code rather than decoded are clamped the same way.
+        var statistics = CacheStatistics()
+        statistics.hits = .min
+        statistics.misses = .max
+        XCTAssertEqual(statistics.opens, .max)
+        XCTAssertEqual(statistics.hitRate, 0)
+
+        // A FIFO for a file would block a plain read forever; /dev/zero behind a symlink would never end.
+        try FileManager.default.removeItem(atPath: path("limit"))
+        XCTAssertEqual(mkfifo(path("limit"), 0o600), 0)
+        try FileManager.default.removeItem(atPath: path("statistics.json"))
+        try FileManager.default.createSymbolicLink(atPath: path("statistics.json"), withDestinationPath: "/dev/zero")
+        report = CacheReport.read(directory: directory.path)
+        XCTAssertNil(report.limit)
+        XCTAssertNil(report.statistics)
+        XCTAssertEqual(report.lines.count, 3, "\(report.lines)")
+    }
 }

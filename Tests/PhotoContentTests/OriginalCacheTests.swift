@@ -106,15 +106,25 @@ final class OriginalCacheTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: leftover.path))
     }
 
-    func testUnreachableOriginFailsWithinTheTimeout() throws {
+    /// A refused connection is an "unreachable" error at once — not a wait for the connect timeout — and
+    /// leaves nothing downloading in the background nor anything cached.
+    func testUnreachableOriginFailsAtOnceAndLeavesNothingBehind() throws {
         var http = HTTPConfiguration()
         http.attempts = 1
         http.connectTimeout = 1
         cache = try OriginalCache(directory: directory, http: HTTPClient(configuration: http), logger: Logger(label: "test"))
-        let started = Date()
-        XCTAssertThrowsError(try cache.fetch(ContentSource(photoID: "1", url: "http://127.0.0.1:1/x.jpg",
-                                                           expectedSize: 10, contentType: "image/jpeg")))
-        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+        let source = ContentSource(photoID: "1", url: "http://127.0.0.1:1/x.jpg", expectedSize: 10, contentType: "image/jpeg")
+        XCTAssertThrowsError(try cache.fetch(source)) { error in
+            guard let error = error as? ContentError, case .unreachable(let message) = error.kind else {
+                return XCTFail("not an unreachable origin: \(error)")
+            }
+            XCTAssertFalse(message.lowercased().contains("timed out") || message.lowercased().contains("timeout"),
+                           "refused, not timed out: \(message)")
+        }
+        XCTAssertEqual(cache.engine.pendingCount, 0, "the failed download is forgotten: the next open starts afresh")
+        XCTAssertNil(cache.cachedPath(for: source))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("tmp").path)
+            .filter { $0.hasSuffix(".part") }, [])
     }
 }
 
