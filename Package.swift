@@ -47,7 +47,7 @@ let package = Package(
         // The CLI's pure parsing: `-o` mount option lists, secret arguments (unit-tested without a process).
         .target(name: "CommandLineOptions", dependencies: ["PhotoContent"]),
         .executableTarget(name: "photofs", dependencies: [
-            "PhotoCatalog", "PhotoFS", "FuseAdapter", "FlickrImport", "FlickrOrigin", "PhotoContent", "PhotoSources",
+            "PhotoCatalog", "PhotoFS", "FuseAdapter", "FlickrImport", "FlickrOrigin", "PhotoContent", "PhotoSources", "FolderImport",
             "CommandLineOptions", "OAuth1",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
