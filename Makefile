@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # rsync, file, procps (ps), attr (getfattr, setfattr) and libglib2.0-bin (gio) are used by the integration
 # tests and the demo's hints; xvfb, pcmanfm, xdotool and imagemagick (import) by the file manager test;
 # nginx-light by the caching proxy test.
-APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps attr libglib2.0-bin xvfb pcmanfm xdotool imagemagick nginx-light
+APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps attr libglib2.0-bin xvfb pcmanfm xdotool imagemagick nginx-light libexif-dev libheif-dev libgeonames-dev libimage-exiftool-perl libheif-examples
 BIN := .build/release/photofs
 
 .PHONY: all deps build test demo install uninstall bench clean

@@ -34,6 +34,8 @@ public struct PhotoDetails: Equatable, Sendable {
     /// distinct; empty for a library that records none (imports before accounts, test fixtures). Photos do
     /// not record their source, so a library of one kind is the only case where a photo's origin is known.
     public var sourceKinds: [String]
+    /// The photo's original URL: for a folder import's photo, its file's `file://` URI, which is its origin.
+    public var originalURL: String?
 
     public init(seq: Int64, id: String?, title: String = "", description: String = "", dateTaken: String? = nil,
                 latitude: Double? = nil, longitude: Double? = nil, tags: [String] = [], ownerID: String? = nil,
@@ -65,7 +67,7 @@ extension Catalog {
         try read { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT p.id, p.title, p.description, p.date_taken, p.latitude, p.longitude, p.tags,
-                       g.owner, g.name, r.name, pl.name
+                       g.owner, g.name, r.name, pl.name, p.original_url
                 FROM photo p
                 LEFT JOIN photographer g ON g.id = p.photographer_id
                 LEFT JOIN region r ON r.id = p.region_id
@@ -85,6 +87,7 @@ extension Catalog {
             // A photo without a resolved place is in the fallback region, which names nothing the origin said.
             details.regionName = reader.lenientText(9).flatMap { $0.isEmpty || $0 == Schema.fallbackRegion ? nil : $0 }
             details.placeName = reader.lenientText(10).flatMap { $0.isEmpty ? nil : $0 }
+            details.originalURL = reader.lenientText(11)
             details.albumTitles = try Row.fetchAll(db, sql: """
                 SELECT a.title FROM album_photo m JOIN album a ON a.id = m.album_id
                 WHERE m.photo_seq = ? ORDER BY a.id

@@ -280,6 +280,8 @@ public struct ImportSummary: Equatable, Sendable {
 public enum ImageContentType {
     public static let extensions: [String: String] = [
         "image/jpeg": "jpg", "image/png": "png", "image/gif": "gif", "image/webp": "webp",
+        // HEIC/HEIF from folder imports, served as they are (no Flickr rendition is HEIC).
+        "image/heic": "heic",
     ]
 
     /// The media type without parameters, lower-cased, aliases folded: "image/PJPEG; x=y" → "image/jpeg".

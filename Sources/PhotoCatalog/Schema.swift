@@ -6,6 +6,8 @@
 // (photosets) with their ordered members, and per-listing sync state (an interrupted import resumes from it).
 // v4 adds the freedesktop thumbnails mounts wrote into their users' caches (by file URI), so a photo deleted
 // or replaced while nothing was mounted still has its thumbnails removed at the next mount.
+// v5 adds what a folder import remembers of each file (path, device, inode, size, mtime, content hashes, its
+// photo), and keeps a photo's variants and thumbnails when only its file:// URL moved (a file renamed or moved).
 // Every migration ends by setting `PRAGMA user_version` to its number, so the file says which schema it holds.
 import GRDB
 
@@ -26,7 +28,7 @@ enum Schema {
     /// table is not left to photofs to migrate or write. LibraryIdentityTests checks the list against a new library.
     static let knownTables: Set<String> = [
         "photographer", "region", "place", "photo", "recent", "library_state", "rendition", "variant", "thumbnail",
-        "album", "album_photo", "sync_state", "removed_photo", "desktop_thumbnail", "grdb_migrations",
+        "album", "album_photo", "sync_state", "removed_photo", "desktop_thumbnail", "folder_file", "grdb_migrations",
     ]
 
     /// The region every photo without a resolvable place goes to, so every photo is reachable under /regions.
@@ -206,6 +208,54 @@ enum Schema {
                 ) WITHOUT ROWID;
                 CREATE INDEX desktop_thumbnail_by_photo ON desktop_thumbnail(photo_id);
                 PRAGMA user_version = 4;
+                """)
+        }
+        migrator.registerMigration("v5: folder files") { db in
+            // A local file renamed or moved keeps its bytes (same etag: content hash, size, mtime): its variants,
+            // thumbnails and cached copies stay good, so only a change of bytes, or of an http(s) URL, drops them.
+            try db.execute(sql: """
+                CREATE TABLE folder_file (
+                    path TEXT PRIMARY KEY,
+                    root TEXT NOT NULL,
+                    device INTEGER NOT NULL,
+                    inode INTEGER NOT NULL,
+                    size INTEGER NOT NULL,
+                    mtime_ns INTEGER NOT NULL,
+                    partial_hash TEXT NOT NULL,
+                    full_hash TEXT,
+                    photo_id TEXT NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX folder_file_by_root ON folder_file(root);
+                CREATE INDEX folder_file_by_photo ON folder_file(photo_id);
+                DROP TRIGGER variants_follow_the_original;
+                CREATE TRIGGER variants_follow_the_original
+                AFTER UPDATE OF original_url, byte_size, content_type, etag ON photo
+                WHEN (OLD.original_url IS NOT NEW.original_url
+                      AND NOT (OLD.original_url LIKE 'file:%' AND NEW.original_url LIKE 'file:%'))
+                     OR OLD.byte_size IS NOT NEW.byte_size
+                     OR OLD.content_type IS NOT NEW.content_type OR OLD.etag IS NOT NEW.etag
+                BEGIN
+                    DELETE FROM variant WHERE photo_seq = NEW.seq;
+                    DELETE FROM thumbnail WHERE photo_seq = NEW.seq;
+                END;
+                CREATE TRIGGER variants_follow_a_moved_file
+                AFTER UPDATE OF original_url ON photo
+                WHEN OLD.original_url LIKE 'file:%' AND NEW.original_url LIKE 'file:%'
+                     AND OLD.original_url IS NOT NEW.original_url
+                BEGIN
+                    UPDATE variant SET source_url = NEW.original_url
+                    WHERE photo_seq = NEW.seq AND source_url = OLD.original_url;
+                END;
+                DROP TRIGGER replaced_originals_are_logged;
+                CREATE TRIGGER replaced_originals_are_logged
+                AFTER UPDATE OF original_url, etag, byte_size ON photo
+                WHEN (OLD.original_url IS NOT NEW.original_url
+                      AND NOT (OLD.original_url LIKE 'file:%' AND NEW.original_url LIKE 'file:%'))
+                     OR OLD.etag IS NOT NEW.etag OR OLD.byte_size IS NOT NEW.byte_size
+                BEGIN
+                    INSERT INTO removed_photo(photo_id, removed_at) VALUES (OLD.id, CAST(strftime('%s', 'now') AS INTEGER));
+                END;
+                PRAGMA user_version = 5;
                 """)
         }
         return migrator

@@ -705,6 +705,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private func openOriginal(_ source: ContentSource, photo: PhotoRecord, inode: UInt64,
                               thumbnailer: String?) throws -> ContentHandle {
         do {
+            // A folder import's photo is its file, read in place (checked against the import's size and mtime).
+            if let path = LocalFileContent.path(fromFileURI: source.url) {
+                return try cache.openLocalFile(source, path: path, modifiedNanos: photo.lastModified.flatMap { Int64($0) })
+            }
             return try cache.open(source, thumbnailer: thumbnailer)
         } catch let error as ContentError {
             logger.error("cannot open photo", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
@@ -788,7 +792,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
         prefetcher.async { [self] in
             for seq in next {
-                if let photo = try? photoRow(seq), let source = contentSource(photo) { cache.prefetch(source) }
+                if let photo = try? photoRow(seq), let source = contentSource(photo),
+                   !source.url.hasPrefix("file:") { cache.prefetch(source) } // a local file needs no prefetch
             }
         }
     }

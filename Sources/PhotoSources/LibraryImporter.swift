@@ -214,9 +214,17 @@ public final class LibraryImporter {
         }
         report.photosListed = seen.count
 
-        // 2. Deletions: photos of the account that a complete id listing no longer has.
+        // 2. Deletions: photos of the account that a complete id listing no longer has, and those the source
+        // itself knows are gone (a folder's deleted files).
         if !cutShort, let account = source.account {
             try removeDeleted(of: account, into: &report)
+        }
+        if !cutShort {
+            let gone = try source.removedPhotoIDs()
+            if !gone.isEmpty {
+                report.removed += try catalog.removePhotos(ids: gone)
+                finishingWrites = true
+            }
         }
 
         // 3. Albums, listing members again only for albums new or changed since the last import.
@@ -254,6 +262,7 @@ public final class LibraryImporter {
         // Exact sizes: only originals the catalog does not already know at this URL.
         let existing = try catalog.photos(ids: photos.map(\.id))
         let toMeasure = photos.filter { photo in
+            guard photo.content == nil else { return false } // the source knew its bytes at listing
             guard let old = existing[photo.id] else { return true }
             return old.originalURL != photo.originalURL || !old.isAvailable
         }
@@ -263,7 +272,12 @@ public final class LibraryImporter {
         var imported: [ImportedPhoto] = []
         for photo in photos {
             var record = photo.catalogRecord()
-            if let size = measured[photo.id] {
+            if let known = photo.content {
+                record.byteSize = known.size
+                record.contentType = known.contentType
+                record.etag = known.etag
+                record.lastModified = known.lastModified
+            } else if let size = measured[photo.id] {
                 switch size {
                 case .success(let head):
                     record.byteSize = head.size

@@ -63,6 +63,10 @@ public protocol PhotoSource: AnyObject, Sendable {
 
     /// Whether a rendition with this label is a square crop (usable only for square variants).
     func isSquareCrop(renditionLabel: String) -> Bool
+
+    /// Photos this source itself knows are gone (a folder's deleted files), removed after a complete
+    /// listing. Sources that find deletions through `account` and `idPage` return none.
+    func removedPhotoIDs() throws -> [String]
 }
 
 /// Where the next page starts; opaque to everyone but its source (a page number for Flickr, a token for
@@ -165,10 +169,20 @@ public struct SourceAlbum: Equatable, Sendable {
     }
 }
 
-/// How a mount fetches a source's bytes. Only HTTP exists today (the download engine speaks HTTP with
-/// Range and ETag); a local folder would add `.file`, read with `pread` instead.
+/// How a mount fetches a source's bytes: HTTP (the download engine, with Range and ETag, through the cache),
+/// or a local file (`file://` URLs, read with `pread` straight from the file, no cache copy).
 public enum ContentAccess: Equatable, Sendable {
     case http
+    case localFile
+
+    /// Whether `url` is one this access may hand the catalog. Each source's URLs are checked against its own
+    /// access: a `file://` URL in a web answer would make the mount read local files.
+    public func isUsable(_ url: String) -> Bool {
+        switch self {
+        case .http: return SourceURL.isUsable(url)
+        case .localFile: return SourceURL.isUsableFileURI(url)
+        }
+    }
 }
 
 /// What `measure` learns about one URL's bytes.
@@ -242,6 +256,8 @@ public struct SourcePhoto: Equatable, Sendable {
     public let views: Int64?
     /// When the source last changed the photo (metadata or bytes), seconds since 1970.
     public let lastUpdate: Int64?
+    /// The bytes' size and type when the source knows them at listing (a local file): then nothing is measured.
+    public let content: MeasuredContent?
 
     /// Throws a `SkippedRecord` naming the field when the photo cannot be used (an id that is not an
     /// identifier, an owner id too long even encoded, an original URL that is not a usable http(s) URL);
@@ -251,15 +267,19 @@ public struct SourcePhoto: Equatable, Sendable {
                 dateTaken: String?, takenAt: Int64?, uploadedAt: Int64?, placeID: String?,
                 latitude: Double?, longitude: Double?, originalURL: String, thumbnailURL: String?,
                 renditions: [Rendition], visibility: PhotoVisibility = .everyone, tags: [String] = [],
-                views: Int64? = nil, lastUpdate: Int64? = nil) throws {
+                views: Int64? = nil, lastUpdate: Int64? = nil, content: MeasuredContent? = nil,
+                access: ContentAccess = .http) throws {
         guard SourceIdentifier.isValid(id) else {
             throw SkippedRecord(id: id, field: "id", reason: SourceIdentifier.rule)
         }
         guard let owner = SourceIdentifier.encoded(owner) else {
             throw SkippedRecord(id: id, field: "owner", reason: "longer than \(SourceIdentifier.maxBytes) bytes")
         }
-        guard SourceURL.isUsable(originalURL) else {
-            throw SkippedRecord(id: id, field: "url", reason: SourceURL.rule)
+        guard access.isUsable(originalURL) else {
+            throw SkippedRecord(id: id, field: "url", reason: access == .http ? SourceURL.rule : SourceURL.fileRule)
+        }
+        if let content, content.size < 1 || !ImageContentType.isAccepted(content.contentType) {
+            throw SkippedRecord(id: id, field: "content", reason: "no image bytes (size \(content.size), \(content.contentType))")
         }
         self.id = id
         self.owner = owner
@@ -283,9 +303,9 @@ public struct SourcePhoto: Equatable, Sendable {
             self.longitude = nil
         }
         self.originalURL = originalURL
-        self.thumbnailURL = thumbnailURL.flatMap { SourceURL.isUsable($0) ? $0 : nil }
+        self.thumbnailURL = thumbnailURL.flatMap { access.isUsable($0) ? $0 : nil }
         self.renditions = renditions.filter {
-            SourceURL.isUsable($0.url) && (1...SourceURL.maxPixelEdge).contains($0.width)
+            access.isUsable($0.url) && (1...SourceURL.maxPixelEdge).contains($0.width)
                 && (1...SourceURL.maxPixelEdge).contains($0.height)
         }
         self.visibility = visibility
@@ -293,6 +313,7 @@ public struct SourcePhoto: Equatable, Sendable {
             .prefix(SourceText.maxTags).map { $0 }
         self.views = views.map { max(0, $0) }
         self.lastUpdate = lastUpdate.flatMap(MomentRange.valid)
+        self.content = content
     }
 }
 
@@ -303,6 +324,8 @@ extension PhotoSource {
     public func prepare() throws {}
     /// Sources that cannot ask about one photo trust their id listing.
     public func stillExists(_ photoID: String) throws -> Bool? { nil }
+    /// Sources that follow an account find deletions through its id listing.
+    public func removedPhotoIDs() throws -> [String] { [] }
 }
 
 extension SourcePhoto {
@@ -426,6 +449,17 @@ public enum SourceURL {
     /// 65,535 px is JPEG's limit; a larger edge is a malformed answer, not a size to trust.
     public static let maxPixelEdge = 65_535
     public static let rule = "no http(s) URL of at most 2048 bytes without spaces or control characters"
+
+    /// A local file's URI may be as long as its path allows (PATH_MAX 4,096 bytes, each byte escaped as 3).
+    public static let maxFileURIBytes = 3 * 4096 + 7
+    public static let fileRule = "no file:/// URI of an absolute path without spaces or control characters"
+
+    /// `file:///…` as `FileURI.glib` spells it: escaped, so no space or control character; no `..` segment.
+    public static func isUsableFileURI(_ url: String) -> Bool {
+        guard url.hasPrefix("file:///"), url.utf8.count <= maxFileURIBytes, !url.contains("/../"), !url.hasSuffix("/..")
+        else { return false }
+        return url.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) }
+    }
 
     public static func isUsable(_ url: String) -> Bool {
         let lower = url.prefix(8).lowercased()

@@ -110,7 +110,12 @@ public enum ExtendedAttributeBuilder {
     /// records only Flickr imports (or none, as before accounts), and only when the owner and the id are
     /// made of URL-safe bytes — the library file is hostile, and a "/" or "?" there would point elsewhere.
     static func originURL(_ details: PhotoDetails) -> String? {
-        guard details.sourceKinds.allSatisfy({ $0 == "flickr" }),
+        // A folder import's photo: its file. Only the escaped form a folder import writes (no space, no
+        // control character: the catalog is hostile, and a value must stay one line).
+        if let url = details.originalURL, url.hasPrefix("file:///") {
+            return url.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) ? url : nil
+        }
+        guard details.sourceKinds.allSatisfy({ $0 == "flickr" || $0 == "folder" }),
               let owner = details.ownerID, let id = details.id,
               isURLSafe(owner, allowingPercent: true), isURLSafe(id, allowingPercent: false) else { return nil }
         return "https://www.flickr.com/photos/\(owner)/\(id)/"
@@ -138,6 +143,17 @@ public enum ExtendedAttributeBuilder {
     /// does not know the camera's). Fields of 1–4 digits (what an import accepts) are zero-padded; anything
     /// else is no date the attribute can state.
     static func isoDateTaken(_ text: String) -> String? {
+        // A folder import appends the offset EXIF recorded ("2024-07-14 09:30:12+02:00"); ISO 8601 keeps it.
+        var text = Substring(text)
+        var zone = ""
+        if text.utf8.count == 25, let sign = text.utf8.dropFirst(19).first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+            let suffix = text.suffix(6)
+            let bytes = Array(suffix.utf8)
+            if bytes[3] == UInt8(ascii: ":"), [1, 2, 4, 5].allSatisfy({ (48...57).contains(bytes[$0]) }) {
+                zone = String(suffix)
+                text = text.dropLast(6)
+            }
+        }
         let fields = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "-" || $0 == " " || $0 == ":" })
         guard fields.count == 6,
               fields.allSatisfy({ (1...4).contains($0.utf8.count) && $0.utf8.allSatisfy { (48...57).contains($0) } })
@@ -152,7 +168,7 @@ public enum ExtendedAttributeBuilder {
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
         return "\(pad(numbers[0], 4))-\(pad(numbers[1], 2))-\(pad(numbers[2], 2))T"
-            + "\(pad(numbers[3], 2)):\(pad(numbers[4], 2)):\(pad(numbers[5], 2))"
+            + "\(pad(numbers[3], 2)):\(pad(numbers[4], 2)):\(pad(numbers[5], 2))" + zone
     }
 
     /// Degrees as a plain decimal with up to 6 places (Flickr's precision, about 11 cm): "37.7749", "-122.4194".

@@ -1,4 +1,4 @@
-// `photofs import flickr`: fills a library from the Flickr REST API (or any server that speaks its format).
+// `photofs import flickr`: fills a library from the Flickr REST API (or any server that speaks its format); `import folder` is in FolderImportCommand.swift.
 import ArgumentParser
 import CommandLineOptions
 import FlickrImport
@@ -11,7 +11,7 @@ struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import photo metadata into a library.",
-        subcommands: [FlickrImportCommand.self]
+        subcommands: [FlickrImportCommand.self, FolderImportCommand.self]
     )
 }
 

@@ -9,7 +9,8 @@ struct StatusCommand: ParsableCommand {
         abstract: "Show what a library follows, when it last synced, and how many photos and albums it has.",
         discussion: """
             Reads the library only (it may be mounted meanwhile). For each listing the library follows — a \
-            Flickr account imported with --user, or a getRecent/search query — it shows the account, the time \
+            Flickr account imported with --user, a getRecent/search query, or a folder imported with \
+            `photofs import folder` (with its files, photos and duplicate files) — it shows the account, the time \
             of the last complete import, the records skipped and the videos left out by it, and whether an \
             interrupted import is waiting to be continued by the next `photofs import`.
 
@@ -26,14 +27,17 @@ struct StatusCommand: ParsableCommand {
         do { catalog = try Catalog(path: library, mode: .mounting) } catch { throw CommandFailure("\(error)") }
         let states: [SyncState]
         let counts: LibraryCounts
+        let folders: [String: FolderCounts]
         do {
             states = try catalog.syncStates()
             counts = try catalog.counts()
+            folders = try catalog.folderCounts()
         } catch { throw CommandFailure("\(error)") }
-        print(StatusCommand.describe(states: states, counts: counts, now: Date()))
+        print(StatusCommand.describe(states: states, counts: counts, folders: folders, now: Date()))
     }
 
-    static func describe(states: [SyncState], counts: LibraryCounts, now: Date) -> String {
+    static func describe(states: [SyncState], counts: LibraryCounts, folders: [String: FolderCounts] = [:],
+                         now: Date) -> String {
         var lines: [String] = []
         if states.isEmpty { lines.append("follows: nothing yet (no import has finished a page)") }
         for state in states {
@@ -48,7 +52,13 @@ struct StatusCommand: ParsableCommand {
             } else {
                 lines.append("  last synced: never completely")
             }
-            lines.append("  skipped records: \(state.skippedCount); videos left out: \(state.videoCount)")
+            if state.sourceKind == "folder" {
+                let root = String(state.listingKey.dropFirst("folder ".count))
+                let folder = folders[root] ?? FolderCounts(files: 0, photos: 0, duplicateFiles: 0)
+                lines.append("  files: \(folder.files); photos: \(folder.photos); duplicate files: \(folder.duplicateFiles)")
+            } else {
+                lines.append("  skipped records: \(state.skippedCount); videos left out: \(state.videoCount)")
+            }
             if let resume = state.resume {
                 lines.append("  an interrupted import stopped after \(resume.pages) page(s); `photofs import` continues it")
             }

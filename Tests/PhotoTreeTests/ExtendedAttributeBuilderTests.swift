@@ -61,8 +61,15 @@ final class ExtendedAttributeBuilderTests: XCTestCase {
         var details = full
         details.sourceKinds = []
         XCTAssertNotNil(ExtendedAttributeBuilder.originURL(details), "a library that records no source: Flickr, as always")
-        details.sourceKinds = ["flickr", "folder"]
+        details.sourceKinds = ["flickr", "smugmug"]
         XCTAssertNil(ExtendedAttributeBuilder.originURL(details), "which source a photo came from is unknown")
+        details.sourceKinds = ["flickr", "folder"]
+        XCTAssertNotNil(ExtendedAttributeBuilder.originURL(details), "a folder's photos have file:// URLs: this one is Flickr's")
+        details.originalURL = "file:///home/me/Pictures/a%20b.jpg"
+        XCTAssertEqual(ExtendedAttributeBuilder.originURL(details), "file:///home/me/Pictures/a%20b.jpg", "a folder's photo: its file")
+        details.originalURL = "file:///home/me/a b\n.jpg"
+        XCTAssertNil(ExtendedAttributeBuilder.originURL(details), "unescaped: not what an import writes")
+        details.originalURL = nil
         details.sourceKinds = ["flickr"]
         details.ownerID = "a%2Fb"
         XCTAssertEqual(ExtendedAttributeBuilder.originURL(details), "https://www.flickr.com/photos/a%2Fb/52000768143/",

@@ -1,0 +1,186 @@
+// When a photo was taken, as the camera's wall clock read it: EXIF date texts, their offsets, dates in file names.
+import Foundation
+import PhotoSources
+
+/// A capture time as local wall-clock fields read as if they were UTC (the catalog's `moment_at` convention:
+/// a photo taken at 09:30 in Tokyo is named 09.30 and filed under its Tokyo year, never converted), with the
+/// offset from UTC the camera recorded, when it recorded one.
+public struct CaptureDate: Equatable, Sendable {
+    /// Wall-clock seconds since 1970 read as UTC (always within `MomentRange`).
+    public var wallClock: Int64
+    /// Minutes east of UTC (`+02:00` → 120), when known.
+    public var offsetMinutes: Int?
+    /// Where it came from, for the photo's `date_taken` text and for tests.
+    public var origin: Origin
+
+    public enum Origin: String, Equatable, Sendable {
+        case dateTimeOriginal, dateTimeDigitized, dateTime, fileName, fileModified
+    }
+
+    public init(wallClock: Int64, offsetMinutes: Int? = nil, origin: Origin) {
+        self.wallClock = wallClock; self.offsetMinutes = offsetMinutes; self.origin = origin
+    }
+
+    /// "2024-07-14 09:30:12", with "+02:00" appended when the offset is known: the catalog's `date_taken`.
+    public var text: String {
+        let days = wallClock >= 0 ? wallClock / 86_400 : (wallClock - 86_399) / 86_400
+        let secondOfDay = wallClock - days * 86_400
+        let (year, month, day) = CaptureDate.civil(fromDays: days)
+        var text = String(format: "%04d-%02d-%02d %02d:%02d:%02d", year, month, day, Int(secondOfDay / 3600),
+                          Int(secondOfDay % 3600 / 60), Int(secondOfDay % 60))
+        if let offsetMinutes {
+            let sign = offsetMinutes < 0 ? "-" : "+"
+            text += String(format: "%@%02d:%02d", sign, abs(offsetMinutes) / 60, abs(offsetMinutes) % 60)
+        }
+        return text
+    }
+
+    /// Howard Hinnant's civil_from_days (the inverse of `MomentRange.seconds`), integer only.
+    static func civil(fromDays days: Int64) -> (Int, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (Int(year), Int(month), Int(day))
+    }
+}
+
+/// The rules that turn what a file says into a capture date.
+public enum CaptureDateRules {
+    /// The first photograph (Niépce) is from 1826; an EXIF year before it, or more than a year after the
+    /// import, is a camera clock that was never set or a corrupt field (year 0, 9999): the next source of
+    /// the date is used instead.
+    public static let earliestYear = 1826
+
+    /// The latest plausible year for a photo imported at `now` (seconds since 1970): the next year, so a
+    /// camera a few hours ahead on New Year's Eve still counts.
+    public static func latestYear(now: Int64) -> Int {
+        let days = now >= 0 ? now / 86_400 : (now - 86_399) / 86_400
+        return CaptureDate.civil(fromDays: days).0 + 1
+    }
+
+    /// `DateTimeOriginal` (with `OffsetTimeOriginal`), else `DateTimeDigitized` (with `OffsetTimeDigitized`),
+    /// else `DateTime` (with `OffsetTime`), else a date in the file name, else the file's modification time
+    /// as the importing machine's local clock showed it (`modifiedWallClock`).
+    public static func captureDate(_ exif: ExifFields, fileName: String, modifiedWallClock: Int64?,
+                                   now: Int64) -> CaptureDate? {
+        let latest = latestYear(now: now)
+        let candidates: [(String?, String?, CaptureDate.Origin)] = [
+            (exif.dateTimeOriginal, exif.offsetTimeOriginal, .dateTimeOriginal),
+            (exif.dateTimeDigitized, exif.offsetTimeDigitized, .dateTimeDigitized),
+            (exif.dateTime, exif.offsetTime, .dateTime),
+        ]
+        for (text, offset, origin) in candidates {
+            if let text, let seconds = exifDate(text, latestYear: latest) {
+                return CaptureDate(wallClock: seconds, offsetMinutes: offset.flatMap(offsetMinutes), origin: origin)
+            }
+        }
+        if let seconds = fileNameDate(fileName, latestYear: latest) {
+            return CaptureDate(wallClock: seconds, origin: .fileName)
+        }
+        if let modifiedWallClock, let seconds = MomentRange.valid(modifiedWallClock) {
+            return CaptureDate(wallClock: seconds, origin: .fileModified)
+        }
+        return nil
+    }
+
+    /// EXIF's "YYYY:MM:DD HH:MM:SS" (also with "-" in the date, as some phones write, and a "T"), optionally
+    /// followed by fractions or a zone, which are ignored here. Blank, "0000:00:00 00:00:00", impossible
+    /// fields and implausible years give nil.
+    public static func exifDate(_ text: String, latestYear: Int) -> Int64? {
+        let bytes = Array(text.utf8.prefix(64))
+        guard bytes.count >= 19 else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                let byte = bytes[index]
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        let dateSeparators: Set<UInt8> = [UInt8(ascii: ":"), UInt8(ascii: "-")]
+        guard dateSeparators.contains(bytes[4]), bytes[7] == bytes[4],
+              bytes[10] == UInt8(ascii: " ") || bytes[10] == UInt8(ascii: "T"),
+              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+              (earliestYear...max(earliestYear, latestYear)).contains(year) else { return nil }
+        return MomentRange.seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+    }
+
+    /// EXIF 2.31's "+HH:MM" / "-HH:MM" in minutes; nil for anything else, including offsets no zone has
+    /// (beyond -12:00…+14:00, like "+99:00") and minutes past 59.
+    public static func offsetMinutes(_ text: String) -> Int? {
+        let bytes = Array(text.utf8.prefix(16))
+        guard bytes.count >= 6, bytes[0] == UInt8(ascii: "+") || bytes[0] == UInt8(ascii: "-"),
+              bytes[3] == UInt8(ascii: ":") else { return nil }
+        let digits = [bytes[1], bytes[2], bytes[4], bytes[5]]
+        guard digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        let values = digits.map { Int($0 - UInt8(ascii: "0")) }
+        let hours = values[0] * 10 + values[1]
+        let minutes = values[2] * 10 + values[3]
+        guard minutes < 60 else { return nil }
+        let total = (hours * 60 + minutes) * (bytes[0] == UInt8(ascii: "-") ? -1 : 1)
+        guard (-12 * 60...14 * 60).contains(total) else { return nil }
+        return total
+    }
+
+    /// A date and time in a file name, as cameras and phones write them: `IMG_20240714_093012.jpg`,
+    /// `PXL_20240714_093012345.jpg` (milliseconds ignored), `20240714_093012.jpg`, `2024-07-14 09.30.12.jpg`
+    /// (also with "_", "-" or ":" between the parts). The digits must not continue a longer number.
+    public static func fileNameDate(_ name: String, latestYear: Int) -> Int64? {
+        let bytes = Array(name.utf8.prefix(1024))
+        func isDigit(_ index: Int) -> Bool {
+            index >= 0 && index < bytes.count && bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9")
+        }
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start >= 0, start + count <= bytes.count else { return nil }
+            var value = 0
+            for index in start..<start + count {
+                guard isDigit(index) else { return nil }
+                value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        func byte(_ index: Int, in set: String) -> Bool {
+            index >= 0 && index < bytes.count && set.utf8.contains(bytes[index])
+        }
+        func plausible(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int, _ s: Int) -> Int64? {
+            guard (earliestYear...max(earliestYear, latestYear)).contains(y) else { return nil }
+            return MomentRange.seconds(year: y, month: mo, day: d, hour: h, minute: mi, second: s)
+        }
+        for start in bytes.indices where isDigit(start) && !isDigit(start - 1) {
+            // YYYYMMDD[_-]HHMMSS
+            if let y = number(start, 4), let mo = number(start + 4, 2), let d = number(start + 6, 2),
+               byte(start + 8, in: "_-"), let h = number(start + 9, 2), let mi = number(start + 11, 2),
+               let s = number(start + 13, 2), let seconds = plausible(y, mo, d, h, mi, s) {
+                return seconds
+            }
+            // YYYY-MM-DD[ _-T]HH.MM.SS (or with ":" or "-" in the time)
+            if let y = number(start, 4), byte(start + 4, in: "-"), let mo = number(start + 5, 2),
+               byte(start + 7, in: "-"), let d = number(start + 8, 2), byte(start + 10, in: " _-T"),
+               let h = number(start + 11, 2), byte(start + 13, in: ".:-"), let mi = number(start + 14, 2),
+               byte(start + 16, in: ".:-"), let s = number(start + 17, 2), !isDigit(start + 19),
+               let seconds = plausible(y, mo, d, h, mi, s) {
+                return seconds
+            }
+        }
+        return nil
+    }
+
+    /// A file's modification time as the wall clock of this machine's time zone showed it, read as UTC
+    /// (the same convention as a camera's clock). nil when the C library cannot convert it.
+    public static func localWallClock(ofUnixTime seconds: Int64) -> Int64? {
+        var time = time_t(clamping: seconds)
+        var parts = tm()
+        guard localtime_r(&time, &parts) != nil else { return nil }
+        return MomentRange.seconds(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
+                                   hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec))
+    }
+}

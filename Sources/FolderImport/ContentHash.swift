@@ -1,0 +1,53 @@
+// SHA-256 of a photo file's first 128 KiB (with its size) and of all of it: how a folder import tells files apart.
+import CGeonames
+import Foundation
+
+/// Hashes as rmlint and fdupes compare files: by size first, then a hash of the beginning, then the whole
+/// file only when two files agree on both (a folder import reads the beginning anyway, for EXIF).
+public enum ContentHash {
+    /// A JPEG's EXIF block is at most 64 KiB and comes first; 128 KiB holds it with the JFIF and ICC segments
+    /// before it, and is what a first import reads of every file.
+    public static let prefixBytes = 128 * 1024
+
+    /// The hash of the file's size (8 bytes, little endian) and its first `prefixBytes` (fewer when it is
+    /// shorter: then it covers the whole file).
+    public static func partial(size: Int64, prefix: [UInt8]) -> String {
+        let checksum = Checksum()
+        withUnsafeBytes(of: size.littleEndian) { checksum.update($0) }
+        prefix.prefix(prefixBytes).withUnsafeBytes { checksum.update($0) }
+        return checksum.hex
+    }
+
+    /// The hash of every byte of an open file, read in 1 MiB pieces; nil when a read fails.
+    public static func full(fd: Int32) -> String? {
+        let checksum = Checksum()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: off_t = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+            if count < 0 { if errno == EINTR { continue }; return nil }
+            if count == 0 { return checksum.hex }
+            buffer.withUnsafeBytes { checksum.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            offset += off_t(count)
+        }
+    }
+
+    /// The hash of a file by path (full hashes of files not otherwise opened by this import).
+    public static func full(path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return full(fd: fd)
+    }
+
+    /// GLib's GChecksum (SHA-256).
+    private final class Checksum {
+        let pointer = g_checksum_new(G_CHECKSUM_SHA256)
+        deinit { g_checksum_free(pointer) }
+        func update(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+            g_checksum_update(pointer, base.assumingMemoryBound(to: guchar.self), gssize(bytes.count))
+        }
+        var hex: String { g_checksum_get_string(pointer).map { String(cString: $0) } ?? "" }
+    }
+}

@@ -1,0 +1,271 @@
+// Which photo each file of a folder walk is, against what the last import remembered: pure, no I/O.
+import Foundation
+
+/// What an import remembers of one file (the catalog's `folder_file` row).
+public struct RememberedFile: Equatable, Sendable {
+    public var path: String
+    public var root: String
+    public var device: UInt64
+    public var inode: UInt64
+    public var size: Int64
+    public var mtimeNanos: Int64
+    /// `ContentHash.partial`: size and first 128 KiB.
+    public var partialHash: String
+    /// `ContentHash.full`, kept once it had to be computed (two files agreed on size and partial hash).
+    public var fullHash: String?
+    public var photoID: String
+    public init(path: String, root: String, device: UInt64, inode: UInt64, size: Int64, mtimeNanos: Int64,
+                partialHash: String, fullHash: String?, photoID: String) {
+        self.path = path; self.root = root; self.device = device; self.inode = inode; self.size = size
+        self.mtimeNanos = mtimeNanos; self.partialHash = partialHash; self.fullHash = fullHash; self.photoID = photoID
+    }
+}
+
+/// One image file the walk found, as `lstat`/`stat` saw it.
+public struct WalkedFile: Equatable, Sendable {
+    public var path: String
+    public var root: String
+    public var device: UInt64
+    public var inode: UInt64
+    public var size: Int64
+    public var mtimeNanos: Int64
+    public var kind: ImageFileKind
+    /// Whether other users may read it (the mount then shows it 0444, else 0400).
+    public var readableByOthers: Bool
+    public init(path: String, root: String, device: UInt64, inode: UInt64, size: Int64, mtimeNanos: Int64,
+                kind: ImageFileKind, readableByOthers: Bool = true) {
+        self.path = path; self.root = root; self.device = device; self.inode = inode; self.size = size
+        self.mtimeNanos = mtimeNanos; self.kind = kind; self.readableByOthers = readableByOthers
+    }
+}
+
+/// How a walked file relates to the last import.
+public enum FileChange: Equatable, Sendable {
+    /// Same path, device, inode, size and mtime: nothing is read.
+    case unchanged
+    /// Same path, other bytes (size, mtime or inode differ: editors often write a new file and rename it).
+    case edited
+    /// Another path, same device and inode (`mv` inside a file system).
+    case renamed
+    /// Another path and inode, same size and partial hash as a file that is gone (copied elsewhere, then deleted).
+    case moved
+    case new
+}
+
+public enum FileReconciliation {
+    /// Step 1, from `stat` alone: what each walked file is, and which need reading (metadata and partial hash).
+    public struct Classification: Equatable, Sendable {
+        /// Per walked path: its change and, for all but `.new`, the remembered file it continues.
+        public var changes: [String: (FileChange, RememberedFile?)]
+        /// Remembered files neither at their path nor renamed: deleted, or moved to a new inode (step 2 looks).
+        public var vanished: [RememberedFile]
+
+        public static func == (a: Classification, b: Classification) -> Bool {
+            a.vanished == b.vanished && a.changes.keys == b.changes.keys
+                && a.changes.allSatisfy { key, value in b.changes[key].map { $0.0 == value.0 && $0.1 == value.1 } ?? false }
+        }
+
+        /// Paths whose bytes must be read: everything but `.unchanged` (a renamed file is read again for its
+        /// title, which may come from its name).
+        public var pathsToRead: [String] { changes.filter { $0.value.0 != .unchanged }.map(\.key).sorted() }
+    }
+
+    public static func classify(remembered: [RememberedFile], walked: [WalkedFile]) -> Classification {
+        var byPath: [String: RememberedFile] = [:]
+        for file in remembered { byPath[file.path] = file }
+        let walkedPaths = Set(walked.map(\.path))
+        // Remembered files no longer at their path, by device and inode, for renames.
+        var gone: [String: RememberedFile] = [:]
+        var byInode: [InodeKey: String] = [:]
+        for file in remembered.sorted(by: { $0.path < $1.path }) where !walkedPaths.contains(file.path) {
+            gone[file.path] = file
+            byInode[InodeKey(device: file.device, inode: file.inode)] = byInode[InodeKey(device: file.device, inode: file.inode)] ?? file.path
+        }
+        var changes: [String: (FileChange, RememberedFile?)] = [:]
+        for file in walked.sorted(by: { $0.path < $1.path }) {
+            if let known = byPath[file.path] {
+                let same = known.device == file.device && known.inode == file.inode && known.size == file.size
+                    && known.mtimeNanos == file.mtimeNanos
+                changes[file.path] = (same ? .unchanged : .edited, known)
+            } else if let oldPath = byInode[InodeKey(device: file.device, inode: file.inode)], let known = gone[oldPath] {
+                byInode[InodeKey(device: file.device, inode: file.inode)] = nil
+                gone[oldPath] = nil
+                changes[file.path] = (.renamed, known)
+            } else {
+                changes[file.path] = (.new, nil)
+            }
+        }
+        return Classification(changes: changes, vanished: gone.values.sorted { $0.path < $1.path })
+    }
+
+    /// A walked file after step 1 and, when it was read, its partial hash.
+    public struct Candidate: Equatable, Sendable {
+        public var file: WalkedFile
+        public var change: FileChange
+        public var previous: RememberedFile?
+        public var partialHash: String
+        public init(file: WalkedFile, change: FileChange, previous: RememberedFile?, partialHash: String) {
+            self.file = file; self.change = change; self.previous = previous; self.partialHash = partialHash
+        }
+    }
+
+    /// Step 2's answer: every file's photo, the photos no file holds any more, and the duplicates.
+    public struct Resolution: Equatable, Sendable {
+        /// Every current file with its photo id and hashes, as the next import will remember it.
+        public var files: [RememberedFile]
+        /// Per current file path, how it changed (`.moved` is decided here).
+        public var changes: [String: FileChange]
+        /// Photos that were held by remembered files and are held by none now.
+        public var removedPhotoIDs: [String]
+        /// Files beyond the first of each set of identical files.
+        public var duplicateFiles: Int
+        /// Each photo's file: the one it was shown from before when still there, else the first path.
+        public var representative: [String: String]
+        /// Photos to write: new, or one of its files changed, or its representative moved.
+        public var photosToWrite: Set<String>
+    }
+
+    /// Step 2: moves by content among vanished files, duplicates (size, then partial hash, then `fullHash`,
+    /// asked only for files agreeing on both), photo ids (kept; new ones from `newID`, made unique), and what
+    /// to write or remove. `others` are remembered files of folders not walked now: they keep their photos and
+    /// can be duplicates of walked files. `previousRepresentative` is each photo's file before this import.
+    public static func resolve(candidates: [Candidate], vanished: [RememberedFile], others: [RememberedFile],
+                               previousRepresentative: [String: String],
+                               newID: (Candidate) -> String, takenIDs: Set<String>,
+                               fullHash: (String) -> String?) -> Resolution {
+        var changes: [String: FileChange] = [:]
+        var photoOf: [String: String] = [:]
+        var fullHashes: [String: String] = [:]
+        // Moves by content: a new file with the size and partial hash of a vanished one continues its photo.
+        var vanishedByContent: [ContentKey: [RememberedFile]] = [:]
+        for file in vanished { vanishedByContent[ContentKey(size: file.size, partial: file.partialHash), default: []].append(file) }
+        var used = Set(others.map(\.photoID))
+        for candidate in candidates where candidate.change != .new {
+            if let previous = candidate.previous { photoOf[candidate.file.path] = previous.photoID; used.insert(previous.photoID) }
+            changes[candidate.file.path] = candidate.change
+            if candidate.change == .unchanged, let full = candidate.previous?.fullHash { fullHashes[candidate.file.path] = full }
+        }
+        var taken = takenIDs.union(used)
+        for candidate in candidates where candidate.change == .new {
+            let key = ContentKey(size: candidate.file.size, partial: candidate.partialHash)
+            if var matches = vanishedByContent[key], !matches.isEmpty {
+                let previous = matches.removeFirst()
+                vanishedByContent[key] = matches
+                photoOf[candidate.file.path] = previous.photoID
+                changes[candidate.file.path] = .moved
+                taken.insert(previous.photoID)
+                continue
+            }
+            var id = newID(candidate)
+            if taken.contains(id) {
+                var suffix = 2
+                while taken.contains("\(id)-\(suffix)") { suffix += 1 }
+                id = "\(id)-\(suffix)"
+            }
+            taken.insert(id)
+            photoOf[candidate.file.path] = id
+            changes[candidate.file.path] = .new
+        }
+
+        // Duplicates: same size, same partial hash, then (for files longer than the partial hash covers) the
+        // same full hash. Files of other folders take part with their remembered hashes.
+        struct Entry { var path: String; var size: Int64; var partial: String; var photoID: String; var isOther: Bool }
+        var entries = candidates.map { Entry(path: $0.file.path, size: $0.file.size, partial: $0.partialHash,
+                                             photoID: photoOf[$0.file.path] ?? "", isOther: false) }
+        entries += others.map { Entry(path: $0.path, size: $0.size, partial: $0.partialHash, photoID: $0.photoID, isOther: true) }
+        for other in others { if let full = other.fullHash { fullHashes[other.path] = full } }
+        var groups: [ContentKey: [Int]] = [:]
+        for (index, entry) in entries.enumerated() where !entry.partial.isEmpty {
+            groups[ContentKey(size: entry.size, partial: entry.partial), default: []].append(index)
+        }
+        var duplicateFiles = 0
+        for key in groups.keys.sorted(by: { ($0.size, $0.partial) < ($1.size, $1.partial) }) {
+            guard let members = groups[key], members.count > 1 else { continue }
+            var sets: [[Int]]
+            if key.size <= Int64(ContentHash.prefixBytes) {
+                sets = [members] // the partial hash covered every byte
+            } else {
+                var byFull: [String: [Int]] = [:]
+                for index in members {
+                    let path = entries[index].path
+                    if fullHashes[path] == nil { fullHashes[path] = fullHash(path) }
+                    guard let full = fullHashes[path] else { continue } // unreadable now: not a duplicate
+                    byFull[full, default: []].append(index)
+                }
+                sets = byFull.keys.sorted().compactMap { byFull[$0] }.filter { $0.count > 1 }
+            }
+            for set in sets {
+                duplicateFiles += set.count - 1
+                // One photo: the id held before by any of them (the smallest, so the choice is the same every
+                // run); a file of another folder keeps its photo, so its id wins.
+                let otherIDs = set.filter { entries[$0].isOther }.map { entries[$0].photoID }
+                let keptIDs = set.compactMap { index -> String? in
+                    let path = entries[index].path
+                    let change = changes[path]
+                    return change == .new ? nil : entries[index].photoID
+                }
+                let id = otherIDs.min() ?? keptIDs.min() ?? set.map { entries[$0].photoID }.min() ?? ""
+                for index in set where !entries[index].isOther { photoOf[entries[index].path] = id }
+            }
+        }
+
+        // Files that share a photo id must share their bytes: a duplicate edited on its own (or a file edited
+        // to differ from its copies) leaves the set and becomes a photo of its own. The part holding the
+        // photo's previous file keeps the id.
+        var holders: [String: [FileReconciliation.Candidate]] = [:]
+        for candidate in candidates { if let id = photoOf[candidate.file.path] { holders[id, default: []].append(candidate) } }
+        for (id, group) in holders where group.count > 1 {
+            var parts: [String: [FileReconciliation.Candidate]] = [:]
+            for candidate in group {
+                let key = "\(candidate.file.size) \(candidate.partialHash) \(fullHashes[candidate.file.path] ?? "")"
+                parts[key, default: []].append(candidate)
+            }
+            guard parts.count > 1 else { continue }
+            let keeper = parts.first { $0.value.contains { $0.file.path == previousRepresentative[id] } }?.key
+                ?? parts.keys.min { (parts[$0]?.map(\.file.path).min() ?? "") < (parts[$1]?.map(\.file.path).min() ?? "") }
+            for (key, part) in parts where key != keeper {
+                var newOne = newID(part[0])
+                if taken.contains(newOne) {
+                    var suffix = 2
+                    while taken.contains("\(newOne)-\(suffix)") { suffix += 1 }
+                    newOne = "\(newOne)-\(suffix)"
+                }
+                taken.insert(newOne)
+                for candidate in part { photoOf[candidate.file.path] = newOne }
+            }
+        }
+
+        var files: [RememberedFile] = []
+        var members: [String: [String]] = [:]
+        for candidate in candidates {
+            guard let id = photoOf[candidate.file.path] else { continue }
+            let file = candidate.file
+            files.append(RememberedFile(path: file.path, root: file.root, device: file.device, inode: file.inode,
+                                        size: file.size, mtimeNanos: file.mtimeNanos, partialHash: candidate.partialHash,
+                                        fullHash: fullHashes[file.path], photoID: id))
+            members[id, default: []].append(file.path)
+        }
+        // A photo also held by a file of another folder may be shown from there: it stays where it was.
+        for other in others where members[other.photoID] != nil { members[other.photoID, default: []].append(other.path) }
+        let stillHeld = Set(files.map(\.photoID)).union(others.map(\.photoID))
+        let before = Set(candidates.compactMap(\.previous?.photoID)).union(vanished.map(\.photoID))
+        let removed = before.subtracting(stillHeld).sorted()
+
+        var representative: [String: String] = [:]
+        var photosToWrite = Set<String>()
+        for (id, paths) in members {
+            let sorted = paths.sorted()
+            let chosen = previousRepresentative[id].flatMap { sorted.contains($0) ? $0 : nil } ?? sorted[0]
+            representative[id] = chosen
+            // A new copy of a photo shown from an unchanged file changes nothing the photo shows.
+            if chosen != previousRepresentative[id] || (changes[chosen] ?? .unchanged) != .unchanged {
+                photosToWrite.insert(id)
+            }
+        }
+        return Resolution(files: files.sorted { $0.path < $1.path }, changes: changes, removedPhotoIDs: removed,
+                          duplicateFiles: duplicateFiles, representative: representative, photosToWrite: photosToWrite)
+    }
+
+    struct InodeKey: Hashable { var device: UInt64; var inode: UInt64 }
+    struct ContentKey: Hashable { var size: Int64; var partial: String }
+}

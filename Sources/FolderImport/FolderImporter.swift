@@ -1,0 +1,49 @@
+// `photofs import folder`: scans the folders, imports each one's photos as a source, then remembers the files.
+import Foundation
+import Logging
+import PhotoCatalog
+import PhotoSources
+
+public struct FolderImportReport: Sendable {
+    public var counts: FolderImportCounts
+    /// Photos added, updated or left as they were by the catalog writes.
+    public var written = ImportSummary()
+    public var roots: [String]
+}
+
+public final class FolderImporter {
+    private let catalog: Catalog
+    private let roots: [String]
+    private let logger: Logger
+    private let progress: ImportProgress?
+    private let scan: FolderScan
+
+    public init(catalog: Catalog, roots: [String], logger: Logger, progress: ImportProgress?,
+                cities: @escaping () -> NearestCity = { NearestCity(cities: GeonamesCities.all) }) {
+        self.catalog = catalog; self.roots = roots; self.logger = logger; self.progress = progress
+        self.scan = FolderScan(catalog: catalog, roots: roots, logger: logger, progress: progress, cities: cities)
+    }
+
+    /// Scans, then writes each folder's photos through `LibraryImporter` (a page a transaction), then the
+    /// files it remembers. Stopped before the last step, the next import reads the changed files again and
+    /// finds the same photos (ids come from their bytes), so nothing is lost or doubled.
+    public func run() throws -> FolderImportReport {
+        let plan = try scan.plan()
+        var report = FolderImportReport(counts: plan.counts, roots: roots)
+        for root in roots where plan.walkedRoots.contains(root) {
+            let source = FolderSource(root: root, photos: plan.photosByRoot[root] ?? [], places: plan.places,
+                                      removed: plan.removedByRoot[root] ?? [], videos: 0)
+            var options = LibraryImportOptions()
+            options.albums = false
+            let importer = LibraryImporter(catalog: catalog, source: source, options: options, progress: progress,
+                                           logger: logger)
+            let result = try importer.run()
+            report.written.added += result.summary.added
+            report.written.updated += result.summary.updated
+            report.written.unchanged += result.summary.unchanged
+            report.written.regions = result.summary.regions
+        }
+        try catalog.replaceFolderFiles(roots: plan.walkedRoots, with: plan.files)
+        return report
+    }
+}

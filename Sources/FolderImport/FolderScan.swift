@@ -1,0 +1,238 @@
+// One folder import's plan: walk, reconcile with what the library remembers, read only what changed.
+import Foundation
+import Logging
+import PhotoCatalog
+import PhotoContent
+import PhotoSources
+
+/// What an import of some folders will write: the photos to add or update (validated), their places, the
+/// photos no file holds any more, and every file as the next import will remember it.
+public struct FolderPlan: Sendable {
+    public var photosByRoot: [String: [SourcePhoto]] = [:]
+    public var places: [String: PlaceResolution] = [:]
+    public var removedByRoot: [String: [String]] = [:]
+    public var files: [FolderFileRecord] = []
+    /// Roots that were walked (their remembered files are replaced by `files`).
+    public var walkedRoots: Set<String> = []
+    public var counts = FolderImportCounts()
+}
+
+/// The summary of a folder import.
+public struct FolderImportCounts: Equatable, Sendable {
+    public var imageFiles = 0
+    public var new = 0
+    public var unchanged = 0
+    public var edited = 0
+    public var renamedOrMoved = 0
+    /// Files beyond the first of each set of identical files (one photo for them all).
+    public var duplicateFiles = 0
+    /// Photos whose last file is gone, removed from the library.
+    public var removed = 0
+    /// Left out by kind: video, raw, other; and images that could not be read (corrupt, truncated, empty,
+    /// unreadable, changed while read).
+    public var skipped: [String: Int] = [:]
+    public var warnings = 0
+    /// Image bytes read (the first 128 KiB of each file read, plus whole files hashed or decoded).
+    public var filesRead = 0
+    public init() {}
+}
+
+public final class FolderScan {
+    private let catalog: Catalog
+    private let roots: [String]
+    private let logger: Logger
+    private let progress: ImportProgress?
+    private let cities: () -> NearestCity
+    private let now: Int64
+
+    /// `roots` are absolute, canonical folder paths. `cities` is asked only when a photo has GPS.
+    public init(catalog: Catalog, roots: [String], logger: Logger, progress: ImportProgress?,
+                cities: @escaping () -> NearestCity = { NearestCity(cities: GeonamesCities.all) },
+                now: Int64 = Int64(Date().timeIntervalSince1970)) {
+        self.catalog = catalog; self.roots = roots; self.logger = logger; self.progress = progress
+        self.cities = cities; self.now = now
+    }
+
+    public func plan() throws -> FolderPlan {
+        var plan = FolderPlan()
+        progress?.update(stage: "walk", done: 0, total: nil)
+        let walk = FolderWalk.walk(roots: roots)
+        for line in walk.warnings { warn(line, &plan) }
+        for (_, kinds) in walk.skipped { for (kind, count) in kinds { plan.counts.skipped[kind.rawValue, default: 0] += count } }
+        plan.walkedRoots = walk.walkedRoots
+        plan.counts.imageFiles = walk.images.count
+        progress?.update(stage: "walk", done: walk.images.count, total: walk.images.count)
+
+        let remembered = try catalog.folderFiles().map(FolderScan.remembered)
+        let mine = remembered.filter { walk.walkedRoots.contains($0.root) }
+        let others = remembered.filter { !walk.walkedRoots.contains($0.root) }
+        let classification = FileReconciliation.classify(remembered: mine, walked: walk.images)
+
+        // Read what changed (metadata and partial hash); a file that cannot be read keeps what was remembered
+        // of it, so a passing problem (permissions, a file being written) removes no photo.
+        var readings: [String: FileReading] = [:]
+        var candidates: [FileReconciliation.Candidate] = []
+        var keptAsRemembered: [RememberedFile] = []
+        let toRead = Set(classification.pathsToRead)
+        var done = 0
+        for file in walk.images {
+            guard let (change, previous) = classification.changes[file.path] else { continue }
+            if toRead.contains(file.path) {
+                done += 1
+                progress?.update(stage: "read", done: done, total: toRead.count)
+                do {
+                    let reading = try PhotoFileReader.read(file)
+                    plan.counts.filesRead += 1
+                    readings[file.path] = reading
+                    candidates.append(.init(file: file, change: change, previous: previous, partialHash: reading.partialHash))
+                } catch {
+                    warn("image skipped: \(FolderScan.printable(file.path)): \(error)", &plan)
+                    plan.counts.skipped["unreadable", default: 0] += 1
+                    if let previous { keptAsRemembered.append(previous) }
+                }
+            } else if let previous {
+                candidates.append(.init(file: file, change: change, previous: previous, partialHash: previous.partialHash))
+            }
+        }
+
+        let photoURLs = try catalog.photos(ids: Array(Set(remembered.map(\.photoID))))
+        var previousRepresentative: [String: String] = [:]
+        for (id, photo) in photoURLs { if let path = LocalFileContent.path(fromFileURI: photo.originalURL) { previousRepresentative[id] = path } }
+        let takenIDs = Set(try catalog.photos(ids: candidates.filter { $0.change == .new }.map { FolderScan.newID($0) }).keys)
+        let resolution = FileReconciliation.resolve(
+            candidates: candidates, vanished: classification.vanished.filter { v in !keptAsRemembered.contains(v) },
+            others: others + keptAsRemembered, previousRepresentative: previousRepresentative,
+            newID: FolderScan.newID, takenIDs: takenIDs,
+            fullHash: { path in
+                plan.counts.filesRead += 1
+                return ContentHash.full(path: path)
+            })
+        plan.counts.duplicateFiles = resolution.duplicateFiles
+        for change in resolution.changes.values {
+            switch change {
+            case .unchanged: plan.counts.unchanged += 1
+            case .edited: plan.counts.edited += 1
+            case .renamed, .moved: plan.counts.renamedOrMoved += 1
+            case .new: plan.counts.new += 1
+            }
+        }
+        plan.files = (resolution.files + keptAsRemembered).map(FolderScan.record)
+
+        // Photos to write, each from its representative file (read now if it was not).
+        let rootOf = Dictionary(walk.images.map { ($0.path, $0.root) }, uniquingKeysWith: { a, _ in a })
+        let walkedByPath = Dictionary(walk.images.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+        let firstRoot = roots.first { walk.walkedRoots.contains($0) } ?? roots.first ?? ""
+        var nearest: NearestCity?
+        for id in resolution.photosToWrite.sorted() {
+            guard let path = resolution.representative[id] else { continue }
+            var reading = readings[path]
+            if reading == nil, let file = walkedByPath[path] ?? others.first(where: { $0.path == path }).flatMap(FolderScan.walked) {
+                reading = try? PhotoFileReader.read(file)
+                if reading != nil { plan.counts.filesRead += 1 }
+            }
+            guard let reading else {
+                warn("image skipped: \(FolderScan.printable(path)): could not be read again", &plan)
+                continue
+            }
+            var photo = PhotoMetadataRules.metadata(
+                exif: reading.exif, fileName: (path as NSString).lastPathComponent,
+                modifiedWallClock: CaptureDateRules.localWallClock(ofUnixTime: reading.file.mtimeNanos / 1_000_000_000),
+                now: now, headerSize: reading.headerSize)
+            var placeID: String?
+            if let latitude = photo.latitude, let longitude = photo.longitude {
+                if nearest == nil { nearest = cities() }
+                if let city = nearest?.nearest(latitude: latitude, longitude: longitude) {
+                    let resolution = FolderScan.place(city)
+                    plan.places[resolution.placeID] = resolution
+                    placeID = resolution.placeID
+                }
+            }
+            do {
+                let source = try FolderScan.sourcePhoto(id: id, reading: reading, metadata: photo, placeID: placeID)
+                plan.photosByRoot[rootOf[path] ?? firstRoot, default: []].append(source)
+            } catch {
+                warn("image skipped: \(FolderScan.printable(path)): \(error)", &plan)
+            }
+        }
+        for id in resolution.removedPhotoIDs {
+            let root = mine.first { $0.photoID == id }?.root ?? firstRoot
+            plan.removedByRoot[root, default: []].append(id)
+        }
+        plan.counts.removed = resolution.removedPhotoIDs.count
+        return plan
+    }
+
+    private func warn(_ line: String, _ plan: inout FolderPlan) {
+        plan.counts.warnings += 1
+        logger.warning("\(line)")
+    }
+
+    /// "file-" and 20 hex digits of the partial hash: the same bytes get the same id in any library, and an
+    /// id says nothing about the file's name or folder.
+    static func newID(_ candidate: FileReconciliation.Candidate) -> String {
+        "file-" + candidate.partialHash.prefix(20)
+    }
+
+    static func place(_ city: City) -> PlaceResolution {
+        let key = StableHash.fnv1a64([city.name, city.state, city.country].joined(separator: "\n"))
+        let name = [city.name, city.state, city.country].filter { !$0.isEmpty }.joined(separator: ", ")
+        return PlaceResolution(placeID: "geonames-" + String(key, radix: 16), placeName: name, regionName: city.regionName)
+    }
+
+    static func sourcePhoto(id: String, reading: FileReading, metadata: FileMetadata, placeID: String?) throws -> SourcePhoto {
+        let file = reading.file
+        let url = FileURI.glib(path: file.path)
+        let owner: String
+        switch metadata.photographer {
+        case .artist(let name): owner = "folder-artist-" + String(StableHash.fnv1a64(name), radix: 16)
+        case .camera(let name): owner = "folder-camera-" + String(StableHash.fnv1a64(name), radix: 16)
+        case .unknown: owner = "folder-unknown"
+        }
+        let modified = file.mtimeNanos / 1_000_000_000
+        let renditions = metadata.pixelWidth.flatMap { width in
+            metadata.pixelHeight.map { [Rendition(label: "o", url: url, width: width, height: $0)] }
+        } ?? []
+        return try SourcePhoto(
+            id: id, owner: owner, ownerName: metadata.photographer.name, title: metadata.title,
+            description: metadata.description, dateTaken: metadata.captured?.text, takenAt: metadata.captured?.wallClock,
+            uploadedAt: modified, placeID: placeID, latitude: metadata.latitude, longitude: metadata.longitude,
+            originalURL: url, thumbnailURL: nil, renditions: renditions,
+            visibility: file.readableByOthers ? .everyone : .privateOnly, lastUpdate: modified,
+            content: MeasuredContent(size: file.size, contentType: file.kind.contentType ?? "",
+                                     etag: LocalFileContent.etag(partialHash: reading.partialHash, size: file.size,
+                                                                 mtimeNanos: file.mtimeNanos),
+                                     lastModified: String(file.mtimeNanos)),
+            access: .localFile)
+    }
+
+    static func remembered(_ record: FolderFileRecord) -> RememberedFile {
+        RememberedFile(path: record.path, root: record.root, device: record.device, inode: record.inode, size: record.size,
+                       mtimeNanos: record.mtimeNanos, partialHash: record.partialHash, fullHash: record.fullHash,
+                       photoID: record.photoID)
+    }
+
+    static func record(_ file: RememberedFile) -> FolderFileRecord {
+        FolderFileRecord(path: file.path, root: file.root, device: file.device, inode: file.inode, size: file.size,
+                         mtimeNanos: file.mtimeNanos, partialHash: file.partialHash, fullHash: file.fullHash,
+                         photoID: file.photoID)
+    }
+
+    static func walked(_ file: RememberedFile) -> WalkedFile? {
+        var info = stat()
+        guard stat(file.path, &info) == 0 else { return nil }
+        return WalkedFile(path: file.path, root: file.root, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+                          size: Int64(info.st_size), mtimeNanos: Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec),
+                          kind: ImageFileKind.fromName(file.path), readableByOthers: info.st_mode & S_IROTH != 0)
+    }
+
+    /// A path as a log line may show it: control characters escaped, so one line stays one line.
+    static func printable(_ path: String) -> String {
+        var text = ""
+        for scalar in path.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) {
+                text += "\\u{\(String(scalar.value, radix: 16))}"
+            } else { text.unicodeScalars.append(scalar) }
+        }
+        return text
+    }
+}

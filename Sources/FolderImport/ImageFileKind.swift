@@ -1,0 +1,101 @@
+// Which files a folder import takes (JPEG, PNG, HEIC/HEIF), which it counts as skipped, and how it tells them apart.
+import Foundation
+
+/// What a file in an imported folder is, first by its name, then confirmed by its first bytes.
+public enum ImageFileKind: String, Equatable, Sendable, CaseIterable {
+    case jpeg, png, heic
+    /// Left out and counted: photofs shows photos.
+    case video, raw, other
+
+    public var isImage: Bool { self == .jpeg || self == .png || self == .heic }
+
+    /// The catalog's content type of an image kind.
+    public var contentType: String? {
+        switch self {
+        case .jpeg: return "image/jpeg"
+        case .png: return "image/png"
+        case .heic: return "image/heic"
+        case .video, .raw, .other: return nil
+        }
+    }
+
+    static let videoExtensions: Set<String> = [
+        "mp4", "mov", "m4v", "avi", "mkv", "webm", "3gp", "3g2", "mts", "m2ts", "mpg", "mpeg", "wmv", "flv", "insv",
+    ]
+    /// Camera raw formats (exiftool's list of the common ones): photos, but not ones photofs can show.
+    static let rawExtensions: Set<String> = [
+        "dng", "cr2", "cr3", "crw", "nef", "nrw", "arw", "srf", "sr2", "orf", "rw2", "raf", "pef", "srw", "raw",
+        "rwl", "3fr", "iiq", "x3f", "mrw", "kdc", "dcr", "erf", "mef", "mos",
+    ]
+
+    /// The kind a file name claims: `.jpg`, `.jpeg`, `.jpe` (any case) are JPEG, `.png` PNG, `.heic`, `.heif`,
+    /// `.hif` HEIC.
+    public static func fromName(_ name: String) -> ImageFileKind {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return .other }
+        let ext = name[name.index(after: dot)...].lowercased()
+        switch ext {
+        case "jpg", "jpeg", "jpe": return .jpeg
+        case "png": return .png
+        case "heic", "heif", "hif": return .heic
+        default:
+            if videoExtensions.contains(ext) { return .video }
+            if rawExtensions.contains(ext) { return .raw }
+            return .other
+        }
+    }
+
+    /// Whether the first bytes are what the name claims (a `.jpg` that is really a PNG is a corrupt file
+    /// here: the mount would serve it with the wrong type).
+    public static func bytesMatch(_ kind: ImageFileKind, _ head: [UInt8]) -> Bool {
+        switch kind {
+        case .jpeg:
+            return head.count >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF
+        case .png:
+            return head.count >= 8 && head[0..<8].elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        case .heic:
+            // An ISO-BMFF `ftyp` box whose major brand is one of HEIF's.
+            guard head.count >= 12, head[4..<8].elementsEqual(Array("ftyp".utf8)) else { return false }
+            let brand = String(decoding: head[8..<12], as: UTF8.self)
+            return ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"].contains(brand)
+        case .video, .raw, .other:
+            return false
+        }
+    }
+}
+
+/// Pixel sizes read from an image's first bytes, with every offset checked against the buffer.
+public enum ImageHeaderSize {
+    /// The frame size of the first SOF marker, walking the marker segments of a JPEG prefix; nil when the
+    /// prefix ends first (huge APP segments) or a segment length is impossible.
+    public static func jpeg(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
+        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
+        var index = 2
+        while index + 4 <= bytes.count {
+            guard bytes[index] == 0xFF else { return nil }
+            let marker = bytes[index + 1]
+            if marker == 0xFF { index += 1; continue } // fill byte
+            if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { index += 2; continue }
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            guard length >= 2 else { return nil }
+            let isFrame = (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
+            if isFrame {
+                guard length >= 7, index + 9 <= bytes.count else { return nil }
+                let height = Int(bytes[index + 5]) << 8 | Int(bytes[index + 6])
+                let width = Int(bytes[index + 7]) << 8 | Int(bytes[index + 8])
+                return width > 0 && height > 0 ? (width, height) : nil
+            }
+            if marker == 0xDA || marker == 0xD9 { return nil } // image data before any frame header
+            index += 2 + length
+        }
+        return nil
+    }
+
+    /// IHDR's width and height (PNG requires it first), each 1…2^31−1.
+    public static func png(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
+        guard bytes.count >= 24, bytes[12..<16].elementsEqual(Array("IHDR".utf8)) else { return nil }
+        func be32(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+        let width = be32(16), height = be32(20)
+        guard (1...Int(Int32.max)).contains(width), (1...Int(Int32.max)).contains(height) else { return nil }
+        return (width, height)
+    }
+}

@@ -1,0 +1,102 @@
+// Reads what an import needs of one image file: its first 128 KiB (EXIF, size, partial hash), checked.
+import Foundation
+import PhotoContent
+
+/// One image file read for import.
+public struct FileReading: Sendable {
+    public var file: WalkedFile
+    public var partialHash: String
+    public var exif: ExifFields
+    public var headerSize: (width: Int, height: Int)?
+}
+
+public struct FileReadFailure: Error, CustomStringConvertible {
+    public var description: String
+}
+
+public enum PhotoFileReader {
+    /// The end markers are looked for in this many last bytes; beyond, a full decode decides (see `read`).
+    static let tailBytes = 4096
+
+    /// Opens the file, reads its first `ContentHash.prefixBytes`, checks its first bytes against its kind and
+    /// its end (JPEG's EOI, PNG's IEND), reads EXIF (libexif; libheif for HEIC) and the pixel size, and checks
+    /// that it did not change meanwhile. Throws a failure naming what is wrong: empty, not the kind its name
+    /// says, truncated, without a primary image, changed while read, unreadable.
+    public static func read(_ file: WalkedFile) throws -> FileReading {
+        let fd = open(file.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileReadFailure(description: "cannot be opened: \(FolderWalk.lastError(or: "unreadable"))") }
+        defer { close(fd) }
+        var before = stat()
+        guard fstat(fd, &before) == 0 else { throw FileReadFailure(description: "cannot be read") }
+        guard before.st_size > 0 else { throw FileReadFailure(description: "empty file (0 bytes)") }
+        guard Int64(before.st_size) == file.size, UInt64(before.st_ino) == file.inode else {
+            throw FileReadFailure(description: "changed during the import; the next import takes it")
+        }
+        let prefix = try readBytes(fd, at: 0, count: ContentHash.prefixBytes)
+        guard ImageFileKind.bytesMatch(file.kind, prefix) else {
+            throw FileReadFailure(description: "not a \(file.kind.rawValue.uppercased()) file (its first bytes say otherwise)")
+        }
+        let size = Int64(before.st_size)
+        var exif = ExifFields()
+        var headerSize: (width: Int, height: Int)?
+        switch file.kind {
+        case .jpeg:
+            exif = ExifReader.fields(from: prefix)
+            headerSize = ImageHeaderSize.jpeg(prefix)
+            if !(try endsWith(fd, size: size, marker: [0xFF, 0xD9])) {
+                // No end-of-image marker near the end: truncated, or data appended after the image (a phone's
+                // motion photo carries its video there). Only a decode tells them apart; it is rare enough.
+                let whole = try readBytes(fd, at: 0, count: Int(min(size, 1 << 30)))
+                do { _ = try ImageCodec.decodeJPEG(Data(whole), scaleDenominator: 8) } catch {
+                    throw FileReadFailure(description: "a truncated or corrupt JPEG (\(error))")
+                }
+            }
+        case .png:
+            headerSize = ImageHeaderSize.png(prefix)
+            guard headerSize != nil else { throw FileReadFailure(description: "a corrupt PNG (no IHDR)") }
+            guard try endsWith(fd, size: size, marker: Array("IEND".utf8)) else {
+                throw FileReadFailure(description: "a truncated PNG (no IEND chunk at its end)")
+            }
+        case .heic:
+            do {
+                let reading = try HeifReader.read(path: file.path)
+                exif = reading.exif
+                headerSize = (reading.width, reading.height)
+            } catch { throw FileReadFailure(description: "\(error)") }
+        case .video, .raw, .other:
+            throw FileReadFailure(description: "not an image")
+        }
+        var after = stat()
+        guard fstat(fd, &after) == 0, after.st_size == before.st_size, after.st_mtim.tv_sec == before.st_mtim.tv_sec,
+              after.st_mtim.tv_nsec == before.st_mtim.tv_nsec else {
+            throw FileReadFailure(description: "changed while it was read; the next import takes it")
+        }
+        return FileReading(file: file, partialHash: ContentHash.partial(size: size, prefix: prefix), exif: exif,
+                           headerSize: headerSize)
+    }
+
+    static func readBytes(_ fd: Int32, at offset: Int64, count: Int) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: max(0, count))
+        var done = 0
+        while done < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(offset) + off_t(done)) }
+            if n < 0 { if errno == EINTR { continue }; throw FileReadFailure(description: "read failed: \(FolderWalk.lastError(or: "I/O error"))") }
+            if n == 0 { break }
+            done += n
+        }
+        buffer.removeSubrange(done...)
+        return buffer
+    }
+
+    /// Whether `marker` occurs in the file's last `tailBytes` (a few bytes of padding after it are common).
+    static func endsWith(_ fd: Int32, size: Int64, marker: [UInt8]) throws -> Bool {
+        let start = max(0, size - Int64(tailBytes))
+        let tail = try readBytes(fd, at: start, count: Int(size - start))
+        guard tail.count >= marker.count else { return false }
+        for index in stride(from: tail.count - marker.count, through: 0, by: -1)
+        where tail[index..<index + marker.count].elementsEqual(marker) {
+            return true
+        }
+        return false
+    }
+}

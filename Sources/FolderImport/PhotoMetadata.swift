@@ -1,0 +1,176 @@
+// What a photo file says about itself (raw EXIF fields) and the rules that make it a photo's metadata.
+import Foundation
+import PhotoSources
+
+/// The EXIF fields photofs reads, as found in the file: nothing here is trusted yet. Text is cut to
+/// `ExifFields.textLimit` when read; numbers are whatever the file holds.
+public struct ExifFields: Equatable, Sendable {
+    /// EXIF text fields of a megabyte exist in the wild (a HEIC EXIF block has no 64 KiB cap); nothing photofs
+    /// shows needs more than a title's 1,000 characters.
+    public static let textLimit = 4096
+
+    public var dateTimeOriginal: String?
+    public var offsetTimeOriginal: String?
+    public var dateTimeDigitized: String?
+    public var offsetTimeDigitized: String?
+    public var dateTime: String?
+    public var offsetTime: String?
+    /// Degrees, minutes, seconds as EXIF's three rationals; nil when a denominator was 0 or a value missing.
+    public var gpsLatitude: [Double]?
+    public var gpsLatitudeRef: String?
+    public var gpsLongitude: [Double]?
+    public var gpsLongitudeRef: String?
+    public var artist: String?
+    public var make: String?
+    public var model: String?
+    public var imageDescription: String?
+    public var orientation: Int?
+    public var pixelWidth: Int?
+    public var pixelHeight: Int?
+
+    public init() {}
+}
+
+/// A photo's metadata as photofs imports it, every value in range.
+public struct FileMetadata: Equatable, Sendable {
+    public var captured: CaptureDate?
+    public var latitude: Double?
+    public var longitude: Double?
+    public var photographer: Photographer
+    /// The title and the description (the EXIF description when it is the title's source, else "").
+    public var title: String
+    public var description: String
+    /// EXIF orientation 1–8 (1 when absent or out of range).
+    public var orientation: Int
+    public var pixelWidth: Int?
+    public var pixelHeight: Int?
+}
+
+/// Who took a photo, as EXIF says: `Artist`, else the camera, else nobody known.
+public enum Photographer: Equatable, Sendable {
+    case artist(String)
+    case camera(String)
+    case unknown
+
+    public var name: String {
+        switch self {
+        case .artist(let name), .camera(let name): return name
+        case .unknown: return "Unknown Photographer"
+        }
+    }
+}
+
+public enum PhotoMetadataRules {
+    /// Descriptions cameras write by themselves: they say nothing about the photo, so the file name is the
+    /// better title. Compared case-insensitively after trimming (sources: exiftool's and digiKam's lists of
+    /// maker defaults, and what the cameras named here are known to write).
+    public static let placeholderDescriptions: Set<String> = [
+        "olympus digital camera", "sony dsc", "digital camera", "konica minolta digital camera",
+        "minolta digital camera", "samsung digital camera", "samsung digimax", "kodak digital still camera",
+        "nikon digital camera", "pentax digital camera", "ricoh digital camera", "hp digital camera",
+        "casio digital camera", "exif_jpeg_picture", "exif jpeg picture", "lead technologies inc. v1.01",
+        "default", "untitled", "image", "picture", "photo", "camera", "dsc", "dcim", "my beautiful picture",
+        "jpeg image", "imagedescription", "description",
+    ]
+
+    public static func metadata(exif: ExifFields, fileName: String, modifiedWallClock: Int64?, now: Int64,
+                                headerSize: (width: Int, height: Int)?) -> FileMetadata {
+        let (latitude, longitude) = coordinates(exif) ?? (nil, nil)
+        let size = pixelSize(header: headerSize, exif: exif)
+        let description = meaningfulDescription(exif.imageDescription)
+        return FileMetadata(
+            captured: CaptureDateRules.captureDate(exif, fileName: fileName, modifiedWallClock: modifiedWallClock, now: now),
+            latitude: latitude, longitude: longitude,
+            photographer: photographer(exif),
+            title: description ?? titleFromFileName(fileName),
+            description: description ?? "",
+            orientation: orientation(exif.orientation),
+            pixelWidth: size?.width, pixelHeight: size?.height)
+    }
+
+    /// Text as a name may use it: control characters become spaces, runs of spaces one, ends trimmed.
+    public static func cleanText(_ text: String?) -> String? {
+        guard let text else { return nil }
+        var out = ""
+        var lastWasSpace = true
+        for scalar in text.unicodeScalars.prefix(ExifFields.textLimit) {
+            let isSpace = scalar.properties.isWhitespace || scalar.properties.generalCategory == .control
+                || scalar.value == 0
+            if isSpace {
+                if !lastWasSpace { out.unicodeScalars.append(" ") }
+                lastWasSpace = true
+            } else {
+                out.unicodeScalars.append(scalar)
+                lastWasSpace = false
+            }
+        }
+        if out.hasSuffix(" ") { out.removeLast() }
+        return out.isEmpty ? nil : out
+    }
+
+    /// The EXIF description when it says something: not blank, not a camera's placeholder.
+    public static func meaningfulDescription(_ text: String?) -> String? {
+        guard let clean = cleanText(text) else { return nil }
+        return placeholderDescriptions.contains(clean.lowercased()) ? nil : clean
+    }
+
+    /// The file name without its last extension ("IMG_1234.JPG" → "IMG_1234"; ".jpg" stays ".jpg").
+    public static func titleFromFileName(_ name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
+    /// `Artist`, else "Make Model" (the model alone when it already starts with the make, as "Canon EOS R5"
+    /// does), else unknown.
+    public static func photographer(_ exif: ExifFields) -> Photographer {
+        if let artist = cleanText(exif.artist) { return .artist(String(artist.prefix(SourceText.nameLimit))) }
+        let make = cleanText(exif.make)
+        let model = cleanText(exif.model)
+        let camera: String?
+        switch (make, model) {
+        case let (make?, model?):
+            camera = model.lowercased().hasPrefix(make.lowercased()) ? model : make + " " + model
+        case let (make?, nil): camera = make
+        case let (nil, model?): camera = model
+        case (nil, nil): camera = nil
+        }
+        return camera.map { .camera(String($0.prefix(SourceText.nameLimit))) } ?? .unknown
+    }
+
+    /// 1–8 as EXIF defines them; anything else is 1 (as shot).
+    public static func orientation(_ value: Int?) -> Int {
+        guard let value, (1...8).contains(value) else { return 1 }
+        return value
+    }
+
+    /// The image's own header first (it is what a decoder will see), else EXIF's PixelX/YDimension; edges
+    /// outside 1–65,535 px are unknown.
+    public static func pixelSize(header: (width: Int, height: Int)?, exif: ExifFields) -> (width: Int, height: Int)? {
+        let valid = 1...SourceURL.maxPixelEdge
+        if let header, valid.contains(header.width), valid.contains(header.height) { return header }
+        if let width = exif.pixelWidth, let height = exif.pixelHeight, valid.contains(width), valid.contains(height) {
+            return (width, height)
+        }
+        return nil
+    }
+
+    /// Decimal degrees from EXIF GPS: degrees + minutes/60 + seconds/3600, negative for S and W. nil when a
+    /// part is missing, not finite, negative, or the result is out of range (|lat| > 90, |lon| > 180).
+    public static func coordinates(_ exif: ExifFields) -> (Double, Double)? {
+        guard let latitude = degrees(exif.gpsLatitude, reference: exif.gpsLatitudeRef, negative: "S", limit: 90),
+              let longitude = degrees(exif.gpsLongitude, reference: exif.gpsLongitudeRef, negative: "W", limit: 180)
+        else { return nil }
+        // 0,0 is a GPS that had no fix (SourcePhoto treats it as no location too).
+        if latitude == 0 && longitude == 0 { return nil }
+        return (latitude, longitude)
+    }
+
+    static func degrees(_ parts: [Double]?, reference: String?, negative: String, limit: Double) -> Double? {
+        guard let parts, parts.count == 3, parts.allSatisfy({ $0.isFinite && $0 >= 0 }),
+              parts[1] < 60, parts[2] < 60 else { return nil }
+        let value = parts[0] + parts[1] / 60 + parts[2] / 3600
+        guard value <= limit else { return nil }
+        let sign: Double = cleanText(reference)?.uppercased().hasPrefix(negative) == true ? -1 : 1
+        return sign * value
+    }
+}

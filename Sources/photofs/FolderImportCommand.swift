@@ -1,0 +1,86 @@
+// `photofs import folder LIBRARY DIR...`: your own photo folders into a library, files followed across renames.
+import ArgumentParser
+import FolderImport
+import Foundation
+import PhotoCatalog
+import PhotoSources
+
+struct FolderImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "folder",
+        abstract: "Import your own photo folders (JPEG, PNG, HEIC) into a library.",
+        discussion: """
+            Walks each folder recursively (links to folders are not followed, hidden folders are left out) and \
+            imports JPEG (.jpg, .jpeg), PNG and HEIC/HEIF files, with their date taken, place (GPS and the \
+            nearest city of Debian's GeoNames data), photographer and title from EXIF. Videos, raw files and \
+            anything else are counted and left out; a file that cannot be read is skipped with a warning naming \
+            it. The mount reads the files where they are: nothing is copied.
+
+            Import again after changing the folders: a renamed or moved file keeps its photo (same inode in the \
+            mount, same user.photofs.id), an edited file is the same photo with new bytes, identical files are \
+            one photo, and a deleted file's photo is removed. Unchanged files are not read again.
+
+            Examples:
+              photofs import folder photos.sqlite ~/Pictures
+              photofs import folder photos.sqlite ~/Pictures /media/card/DCIM
+            """
+    )
+
+    @Argument(help: "The library file (SQLite); created if missing.")
+    var library: String
+
+    @Argument(help: "The folders to import.")
+    var folders: [String] = []
+
+    @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        guard !folders.isEmpty else { throw ValidationError("name at least one folder to import") }
+    }
+
+    func run() throws {
+        let logger = logging.makeLogger("photofs.import")
+        let progress = TerminalProgress(logger: logger)
+        // Canonical paths: the same folder named two ways is one source, and file:// URIs are absolute.
+        var roots: [String] = []
+        for folder in folders {
+            guard let resolved = realpath(folder, nil) else {
+                logger.warning("folder not imported: \(folder): \(String(cString: strerror(errno)))")
+                continue
+            }
+            let path = String(cString: resolved)
+            free(resolved)
+            if !roots.contains(path) { roots.append(path) }
+        }
+        guard !roots.isEmpty else { throw CommandFailure("none of the folders can be imported") }
+        let catalog: Catalog
+        do { catalog = try Catalog(path: library) } catch { throw CommandFailure("\(error)") }
+        let importer = FolderImporter(catalog: catalog, roots: roots, logger: logger, progress: progress)
+        do {
+            print(FolderImportCommand.describe(try importer.run()))
+        } catch let stopped as ImportStopped {
+            throw CommandFailure(ImportCommand.explain(stopped))
+        } catch {
+            throw CommandFailure("import stopped: \(error)")
+        }
+    }
+
+    static func describe(_ report: FolderImportReport) -> String {
+        let counts = report.counts
+        var lines = ["\(counts.imageFiles) image file(s) in \(report.roots.count) folder(s): \(counts.new) new, "
+            + "\(counts.unchanged) unchanged, \(counts.edited) edited, \(counts.renamedOrMoved) renamed or moved"]
+        if counts.new + counts.edited + counts.renamedOrMoved + counts.removed == 0 { lines.append("nothing new") }
+        if counts.duplicateFiles > 0 {
+            lines.append("\(counts.duplicateFiles) duplicate file(s): identical files are one photo")
+        }
+        if counts.removed > 0 { lines.append("\(counts.removed) photo(s) removed (their files are gone)") }
+        if !counts.skipped.isEmpty {
+            let kinds = counts.skipped.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+            lines.append("skipped: " + kinds.joined(separator: ", "))
+        }
+        lines.append("photos written: \(report.written.added) new, \(report.written.updated) updated; "
+                     + "\(counts.filesRead) file(s) read")
+        if counts.warnings > 0 { lines.append("\(counts.warnings) warning(s) above") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,79 @@
+// Capture dates: EXIF texts, offsets, file names, the fallback order, and hostile values.
+import FolderImport
+import PhotoSources
+import XCTest
+
+final class CaptureDateTests: XCTestCase {
+    /// 2025-06-01 UTC: the "now" of these tests (latest plausible year 2026).
+    let now: Int64 = 1_748_736_000
+
+    func seconds(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int, _ s: Int) -> Int64 {
+        MomentRange.seconds(year: y, month: mo, day: d, hour: h, minute: mi, second: s)!
+    }
+
+    func testExifDatesAreWallClockNeverConverted() {
+        XCTAssertEqual(CaptureDateRules.exifDate("2024:07:14 09:30:12", latestYear: 2026), seconds(2024, 7, 14, 9, 30, 12))
+        XCTAssertEqual(CaptureDateRules.exifDate("2024-07-14 09:30:12", latestYear: 2026), seconds(2024, 7, 14, 9, 30, 12))
+        XCTAssertEqual(CaptureDateRules.exifDate("2024:07:14 09:30:12.345", latestYear: 2026), seconds(2024, 7, 14, 9, 30, 12))
+    }
+
+    func testAbsurdExifDatesAreNoDate() {
+        for text in ["0000:00:00 00:00:00", "    :  :     :  :  ", "", "2024:13:01 00:00:00", "2023:02:29 10:00:00",
+                     "2024:07:14 24:00:00", "9999:12:31 23:59:59", "0001:01:01 00:00:00", "1800:01:01 00:00:00",
+                     "2024:07:14", "abcd:ef:gh ij:kl:mn", String(repeating: "9", count: 1 << 20)] {
+            XCTAssertNil(CaptureDateRules.exifDate(text, latestYear: 2026), text.prefix(40).description)
+        }
+    }
+
+    func testOffsets() {
+        XCTAssertEqual(CaptureDateRules.offsetMinutes("+02:00"), 120)
+        XCTAssertEqual(CaptureDateRules.offsetMinutes("-05:30"), -330)
+        XCTAssertEqual(CaptureDateRules.offsetMinutes("+14:00"), 840)
+        XCTAssertEqual(CaptureDateRules.offsetMinutes("-12:00"), -720)
+        for text in ["+99:00", "+14:01", "-12:30", "+02:60", "02:00", "+2:00", "", "+0a:00", "   :  "] {
+            XCTAssertNil(CaptureDateRules.offsetMinutes(text), text)
+        }
+    }
+
+    func testFileNameDates() {
+        let expected = seconds(2024, 7, 14, 9, 30, 12)
+        for name in ["IMG_20240714_093012.jpg", "PXL_20240714_093012345.jpg", "2024-07-14 09.30.12.jpg",
+                     "20240714_093012.jpg", "VID-20240714-093012.jpg", "Screenshot_2024-07-14-09-30-12.png"] {
+            XCTAssertEqual(CaptureDateRules.fileNameDate(name, latestYear: 2026), expected, name)
+        }
+        for name in ["IMG_1234.jpg", "120240714_093012.jpg", "20241314_093012.jpg", "2024-07-14.jpg",
+                     "99990714_093012.jpg", "", String(repeating: "1", count: 100_000)] {
+            XCTAssertNil(CaptureDateRules.fileNameDate(name, latestYear: 2026), String(name.prefix(40)))
+        }
+    }
+
+    func testFallbackOrder() {
+        var exif = ExifFields()
+        exif.dateTime = "2020:01:01 10:00:00"
+        exif.dateTimeDigitized = "2021:01:01 10:00:00"
+        exif.dateTimeOriginal = "2022:01:01 10:00:00"
+        exif.offsetTimeOriginal = "+09:00"
+        let mtime = seconds(2019, 5, 5, 5, 5, 5)
+        var date = CaptureDateRules.captureDate(exif, fileName: "IMG_20180101_000000.jpg", modifiedWallClock: mtime, now: now)
+        XCTAssertEqual(date, CaptureDate(wallClock: seconds(2022, 1, 1, 10, 0, 0), offsetMinutes: 540, origin: .dateTimeOriginal))
+        XCTAssertEqual(date?.text, "2022-01-01 10:00:00+09:00")
+        exif.dateTimeOriginal = "0000:00:00 00:00:00"
+        date = CaptureDateRules.captureDate(exif, fileName: "x.jpg", modifiedWallClock: mtime, now: now)
+        XCTAssertEqual(date?.origin, .dateTimeDigitized)
+        XCTAssertNil(date?.offsetMinutes, "OffsetTimeOriginal belongs to DateTimeOriginal")
+        exif.dateTimeDigitized = nil
+        XCTAssertEqual(CaptureDateRules.captureDate(exif, fileName: "x.jpg", modifiedWallClock: mtime, now: now)?.origin, .dateTime)
+        exif.dateTime = "9999:01:01 00:00:00"
+        date = CaptureDateRules.captureDate(exif, fileName: "IMG_20180101_000000.jpg", modifiedWallClock: mtime, now: now)
+        XCTAssertEqual(date, CaptureDate(wallClock: seconds(2018, 1, 1, 0, 0, 0), origin: .fileName))
+        date = CaptureDateRules.captureDate(exif, fileName: "holiday.jpg", modifiedWallClock: mtime, now: now)
+        XCTAssertEqual(date, CaptureDate(wallClock: mtime, origin: .fileModified))
+        XCTAssertEqual(date?.text, "2019-05-05 05:05:05")
+        XCTAssertNil(CaptureDateRules.captureDate(exif, fileName: "holiday.jpg", modifiedWallClock: Int64.max, now: now))
+    }
+
+    func testTextOfEarlyAndNegativeOffsets() {
+        XCTAssertEqual(CaptureDate(wallClock: seconds(1900, 3, 1, 0, 0, 1), offsetMinutes: -330, origin: .dateTime).text,
+                       "1900-03-01 00:00:01-05:30")
+    }
+}

@@ -1,0 +1,152 @@
+// A folder import into a real library, from real photos with EXIF written by exiftool: metadata, places,
+// and identity across renames, moves, edits, duplicates and deletions.
+import FolderImport
+import Logging
+import PhotoCatalog
+import PhotoSources
+import XCTest
+
+final class FolderImporterTests: XCTestCase {
+    var directory: URL!
+    var photos: String { directory.appendingPathComponent("photos").path }
+    var library: String { directory.appendingPathComponent("library.sqlite").path }
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("folder-import-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(atPath: photos + "/trip", withIntermediateDirectories: true)
+    }
+
+    override func tearDown() { try? FileManager.default.removeItem(at: directory) }
+
+    func write(_ name: String, seed: UInt8, tags: [String] = []) throws -> String {
+        let path = photos + "/" + name
+        try PhotoFixtures.jpeg(seed: seed).write(to: URL(fileURLWithPath: path))
+        if !tags.isEmpty { try PhotoFixtures.exiftool(path, tags) }
+        return path
+    }
+
+    @discardableResult
+    func importFolder() throws -> FolderImportReport {
+        let catalog = try Catalog(path: library)
+        return try FolderImporter(catalog: catalog, roots: [photos], logger: Logger(label: "test"), progress: nil).run()
+    }
+
+    func photo(titled title: String) throws -> PhotoRecord? {
+        try Catalog(path: library).allPhotos().first { $0.title == title }
+    }
+
+    func testMetadataFromRealExif() throws {
+        try write("trip/tokyo.jpg", seed: 1, tags: [
+            "-DateTimeOriginal=2024:07:14 09:30:12", "-OffsetTimeOriginal=+09:00", "-GPSLatitude=35.6895",
+            "-GPSLatitudeRef=N", "-GPSLongitude=139.6917", "-GPSLongitudeRef=E", "-Artist=Ada Lovelace",
+            "-ImageDescription=Shinjuku at night",
+        ])
+        try write("trip/P1010001.JPG", seed: 2, tags: [
+            "-DateTimeOriginal=2023:12:31 23:59:59", "-OffsetTimeOriginal=+99:00", "-Make=OLYMPUS IMAGING CORP.",
+            "-Model=E-M10", "-ImageDescription=OLYMPUS DIGITAL CAMERA", "-GPSLatitude=-33.8688", "-GPSLatitudeRef=S",
+            "-GPSLongitude=151.2093", "-GPSLongitudeRef=E",
+        ])
+        try write("IMG_20220102_030405.jpg", seed: 3)
+        try write("bogus.jpg", seed: 4, tags: ["-DateTimeOriginal=0000:00:00 00:00:00", "-GPSLatitude=0.5",
+                                               "-GPSLatitudeRef=N", "-GPSLongitude=-140", "-GPSLongitudeRef=W"])
+        try Data("not a photo".utf8).write(to: URL(fileURLWithPath: photos + "/notes.txt"))
+        try Data().write(to: URL(fileURLWithPath: photos + "/empty.jpg"))
+        try Data([0xFF, 0xD8, 0xFF, 0xE0]).write(to: URL(fileURLWithPath: photos + "/clip.MOV"))
+        let full = try PhotoFixtures.jpeg(width: 300, height: 200, seed: 9)
+        try full.prefix(full.count / 2).write(to: URL(fileURLWithPath: photos + "/truncated.jpg"))
+
+        let report = try importFolder()
+        XCTAssertEqual(report.counts.new, 4)
+        XCTAssertEqual(report.counts.skipped["video"], 1)
+        XCTAssertEqual(report.counts.skipped["other"], 1)
+        XCTAssertEqual(report.counts.skipped["unreadable"], 2, "the empty and the truncated JPEG")
+
+        let tokyo = try XCTUnwrap(photo(titled: "Shinjuku at night"))
+        XCTAssertEqual(tokyo.dateTaken, "2024-07-14 09:30:12+09:00")
+        XCTAssertEqual(tokyo.momentYear, 2024)
+        XCTAssertEqual(tokyo.momentAt, MomentRange.seconds(year: 2024, month: 7, day: 14, hour: 9, minute: 30, second: 12))
+        XCTAssertTrue(tokyo.originalURL.hasPrefix("file:///"))
+        XCTAssertTrue(tokyo.id.hasPrefix("file-"))
+        XCTAssertEqual(tokyo.contentType, "image/jpeg")
+        let catalog = try Catalog(path: library)
+        let details = try XCTUnwrap(catalog.photoDetails(seq: tokyo.seq))
+        XCTAssertEqual(details.photographerName, "Ada Lovelace")
+        XCTAssertEqual(details.regionName, "Tokyo")
+
+        let olympus = try XCTUnwrap(photo(titled: "P1010001"), "a placeholder description is no title")
+        XCTAssertEqual(olympus.dateTaken, "2023-12-31 23:59:59", "an offset of +99:00 is dropped")
+        XCTAssertEqual(try catalog.photoDetails(seq: olympus.seq)?.photographerName, "OLYMPUS IMAGING CORP. E-M10")
+        XCTAssertEqual(try catalog.photoDetails(seq: olympus.seq)?.regionName, "New South Wales")
+
+        let named = try XCTUnwrap(photo(titled: "IMG_20220102_030405"))
+        XCTAssertEqual(named.dateTaken, "2022-01-02 03:04:05")
+        XCTAssertEqual(try catalog.photoDetails(seq: named.seq)?.photographerName, "Unknown Photographer")
+
+        let bogus = try XCTUnwrap(photo(titled: "bogus"))
+        XCTAssertNil(try catalog.photoDetails(seq: bogus.seq)?.regionName, "far from any city: no region")
+        XCTAssertNotNil(bogus.dateTaken, "the file's mtime")
+    }
+
+    func testHeicWithExif() throws {
+        let jpeg = try write("source.jpg", seed: 5, tags: ["-DateTimeOriginal=2021:05:06 07:08:09", "-Artist=Grace"])
+        try PhotoFixtures.heic(from: jpeg, to: photos + "/phone.HEIC")
+        try FileManager.default.removeItem(atPath: jpeg)
+        try importFolder()
+        let heic = try XCTUnwrap(photo(titled: "phone"))
+        XCTAssertEqual(heic.contentType, "image/heic")
+        XCTAssertEqual(heic.dateTaken, "2021-05-06 07:08:09")
+        XCTAssertEqual(try Catalog(path: library).photoDetails(seq: heic.seq)?.photographerName, "Grace")
+    }
+
+    func testIdentityAcrossRenamesEditsDuplicatesAndDeletions() throws {
+        let a = try write("a.jpg", seed: 10, tags: ["-ImageDescription=Alpha"])
+        let b = try write("b.jpg", seed: 11)
+        try write("c.jpg", seed: 12)
+        try importFolder()
+        let alpha = try XCTUnwrap(photo(titled: "Alpha"))
+        let beta = try XCTUnwrap(photo(titled: "b"))
+
+        let again = try importFolder()
+        XCTAssertEqual(again.counts.unchanged, 3)
+        XCTAssertEqual(again.counts.filesRead, 0, "an unchanged folder reads no image bytes")
+        XCTAssertEqual(again.written.added + again.written.updated, 0)
+
+        // Rename and move; copy c (a duplicate); edit b; delete nothing yet.
+        try FileManager.default.moveItem(atPath: a, toPath: photos + "/trip/renamed.jpg")
+        try FileManager.default.copyItem(atPath: photos + "/c.jpg", toPath: photos + "/trip/c-copy.jpg")
+        try PhotoFixtures.jpeg(seed: 99).write(to: URL(fileURLWithPath: b))
+        let changed = try importFolder()
+        XCTAssertEqual(changed.counts.renamedOrMoved, 1)
+        XCTAssertEqual(changed.counts.edited, 1)
+        XCTAssertEqual(changed.counts.duplicateFiles, 1)
+        let moved = try XCTUnwrap(photo(titled: "Alpha"))
+        XCTAssertEqual(moved.seq, alpha.seq, "same photo, same inode in the mount")
+        XCTAssertEqual(moved.id, alpha.id)
+        XCTAssertTrue(moved.originalURL.hasSuffix("/trip/renamed.jpg"))
+        let edited = try XCTUnwrap(photo(titled: "b"))
+        XCTAssertEqual(edited.seq, beta.seq)
+        XCTAssertNotEqual(edited.etag, beta.etag, "new bytes")
+        XCTAssertEqual(try Catalog(path: library).allPhotos().count, 3, "the copy is the same photo")
+        XCTAssertEqual(try Catalog(path: library).folderCounts()[photos]?.duplicateFiles, 1)
+
+        try FileManager.default.removeItem(atPath: photos + "/c.jpg")
+        let afterDelete = try importFolder()
+        XCTAssertEqual(afterDelete.counts.removed, 0, "the copy still holds the photo")
+        try FileManager.default.removeItem(atPath: photos + "/trip/c-copy.jpg")
+        let gone = try importFolder()
+        XCTAssertEqual(gone.counts.removed, 1)
+        XCTAssertNil(try photo(titled: "c"))
+    }
+
+    func testAnotherFoldersImportLeavesThisOnesPhotos() throws {
+        try write("a.jpg", seed: 20)
+        try importFolder()
+        let other = directory.appendingPathComponent("other").path
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        try PhotoFixtures.jpeg(seed: 21).write(to: URL(fileURLWithPath: other + "/z.jpg"))
+        let catalog = try Catalog(path: library)
+        _ = try FolderImporter(catalog: catalog, roots: [other], logger: Logger(label: "test"), progress: nil).run()
+        XCTAssertEqual(Set(try catalog.allPhotos().map(\.title)), ["a", "z"])
+        XCTAssertEqual(Set(try catalog.syncStates().map(\.listingKey)), ["folder \(photos)", "folder \(other)"])
+    }
+}

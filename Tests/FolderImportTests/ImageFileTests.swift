@@ -1,0 +1,63 @@
+// File kinds, header sizes, and libexif/libheif readers on hostile bytes: every one gives a value, none traps.
+import FolderImport
+import PhotoContent
+import XCTest
+
+final class ImageFileTests: XCTestCase {
+    func testKindsByName() {
+        XCTAssertEqual(ImageFileKind.fromName("a.JPG"), .jpeg)
+        XCTAssertEqual(ImageFileKind.fromName("a.JpEg"), .jpeg)
+        XCTAssertEqual(ImageFileKind.fromName("a.png"), .png)
+        XCTAssertEqual(ImageFileKind.fromName("a.HEIC"), .heic)
+        XCTAssertEqual(ImageFileKind.fromName("a.heif"), .heic)
+        XCTAssertEqual(ImageFileKind.fromName("a.MOV"), .video)
+        XCTAssertEqual(ImageFileKind.fromName("a.CR2"), .raw)
+        XCTAssertEqual(ImageFileKind.fromName("a.txt"), .other)
+        XCTAssertEqual(ImageFileKind.fromName(".jpg"), .other)
+        XCTAssertEqual(ImageFileKind.fromName("jpg"), .other)
+    }
+
+    func testHeaderSizesOfRealEncodedImages() throws {
+        let image = PixelImage(width: 37, height: 21, channels: 3, pixels: [UInt8](repeating: 90, count: 37 * 21 * 3))
+        let jpeg = [UInt8](try ImageCodec.encodeJPEG(image, quality: 80))
+        XCTAssertEqual(ImageHeaderSize.jpeg(jpeg)?.width, 37)
+        XCTAssertEqual(ImageHeaderSize.jpeg(jpeg)?.height, 21)
+        let png = [UInt8](try ImageCodec.encodePNG(image))
+        XCTAssertEqual(ImageHeaderSize.png(png)?.width, 37)
+        XCTAssertTrue(ImageFileKind.bytesMatch(.jpeg, jpeg))
+        XCTAssertFalse(ImageFileKind.bytesMatch(.png, jpeg))
+        // Every prefix of a real JPEG: a size or nil, never a trap.
+        for length in 0..<min(jpeg.count, 700) { _ = ImageHeaderSize.jpeg(Array(jpeg.prefix(length))) }
+        XCTAssertNil(ImageHeaderSize.jpeg([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x00]), "a segment length below 2")
+        XCTAssertNil(ImageHeaderSize.png(Array(png.prefix(20))))
+    }
+
+    func testExifReaderOnHostileBlocks() {
+        var generator = SystemRandomNumberGenerator()
+        XCTAssertEqual(ExifReader.fields(from: []), ExifFields())
+        for size in [1, 6, 14, 100, 4096] {
+            for _ in 0..<50 {
+                let noise = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                _ = ExifReader.fields(from: Array("Exif".utf8) + [0, 0] + noise)
+                _ = ExifReader.fields(from: [0xFF, 0xD8, 0xFF, 0xE1, 0xFF, 0xFF] + Array("Exif".utf8) + [0, 0] + noise)
+            }
+        }
+        // A TIFF header whose first IFD offset points far outside the block.
+        let tiff: [UInt8] = Array("Exif".utf8) + [0, 0, 0x4D, 0x4D, 0x00, 0x2A, 0xFF, 0xFF, 0xFF, 0xF0]
+        XCTAssertEqual(ExifReader.fields(from: tiff), ExifFields())
+        // An IFD entry claiming 2^32-1 ASCII components at an offset past the end.
+        let entry: [UInt8] = Array("Exif".utf8) + [0, 0, 0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8, 0, 1,
+                                                    0x01, 0x0E, 0, 2, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]
+        XCTAssertNil(ExifReader.fields(from: entry).imageDescription)
+    }
+
+    func testHeifBlockOffsets() throws {
+        XCTAssertThrowsError(try HeifReader.read(path: "/nonexistent.heic"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("heif-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fake = directory.appendingPathComponent("fake.heic")
+        try Data([0, 0, 0, 24] + Array("ftypheic".utf8) + [UInt8](repeating: 0, count: 12)).write(to: fake)
+        XCTAssertThrowsError(try HeifReader.read(path: fake.path), "an ftyp box and nothing else: no primary image")
+    }
+}

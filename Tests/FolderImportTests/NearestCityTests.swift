@@ -1,0 +1,40 @@
+// The nearest city: distances, the 50 km limit, the antimeridian, the poles, and the real libgeonames data.
+import FolderImport
+import XCTest
+
+final class NearestCityTests: XCTestCase {
+    let cities = NearestCity(cities: [
+        City(name: "Paris", state: "Île-de-France", country: "France", timezone: "Europe/Paris", latitude: 48.8534, longitude: 2.3488),
+        City(name: "Versailles", state: "Île-de-France", country: "France", timezone: "Europe/Paris", latitude: 48.8014, longitude: 2.1301),
+        City(name: "Suva", state: "Central", country: "Fiji", timezone: "Pacific/Fiji", latitude: -18.1416, longitude: 178.4415),
+        City(name: "Taveuni", state: "", country: "Fiji", timezone: "Pacific/Fiji", latitude: -16.8, longitude: -179.97),
+        City(name: "Longyearbyen", state: "Svalbard", country: "Norway", timezone: "Arctic/Longyearbyen", latitude: 78.2232, longitude: 15.6267),
+        City(name: "Broken", state: "", country: "", timezone: "", latitude: .nan, longitude: 200),
+    ])
+
+    func testNearestWithinTheLimit() {
+        XCTAssertEqual(cities.count, 5, "a city with impossible coordinates is left out")
+        XCTAssertEqual(cities.nearest(latitude: 48.86, longitude: 2.35)?.name, "Paris")
+        XCTAssertEqual(cities.nearest(latitude: 48.80, longitude: 2.12)?.name, "Versailles")
+        XCTAssertEqual(cities.nearest(latitude: 48.86, longitude: 2.35)?.regionName, "Île-de-France")
+        XCTAssertNil(cities.nearest(latitude: 47.0, longitude: 2.35), "about 200 km from Paris")
+    }
+
+    func testAntimeridianPolesAndNonsense() {
+        XCTAssertEqual(cities.nearest(latitude: -16.8, longitude: 179.9)?.name, "Taveuni", "across the antimeridian")
+        XCTAssertEqual(cities.nearest(latitude: -16.8, longitude: 179.9)?.regionName, "Fiji", "no state: the country")
+        XCTAssertEqual(cities.nearest(latitude: 78.5, longitude: 16.0)?.name, "Longyearbyen")
+        XCTAssertNil(cities.nearest(latitude: 90, longitude: 0))
+        XCTAssertNil(cities.nearest(latitude: -90, longitude: 180))
+        XCTAssertNil(cities.nearest(latitude: .nan, longitude: 0))
+        XCTAssertNil(cities.nearest(latitude: 91, longitude: 0))
+    }
+
+    func testLibgeonamesCities() {
+        let all = NearestCity(cities: GeonamesCities.all)
+        XCTAssertGreaterThan(all.count, 20_000)
+        XCTAssertEqual(all.nearest(latitude: 35.6895, longitude: 139.6917)?.country, "Japan")
+        XCTAssertEqual(all.nearest(latitude: -33.8688, longitude: 151.2093)?.regionName, "New South Wales")
+        XCTAssertNil(all.nearest(latitude: 0.5, longitude: -140), "the middle of the Pacific")
+    }
+}

@@ -1,0 +1,118 @@
+// Your own folders through a real mount: names from EXIF, regions from GPS, bytes read from the files, and
+// identity across renames, edits, duplicates and deletions, in a library that also follows Flickr.
+import FlickrOrigin
+import Foundation
+import PhotoContent
+import XCTest
+
+final class FolderMountTests: MountedTestCase {
+    override class var originLibrary: OriginLibrary { DemoLibrary.make(count: 4, scale: 4) }
+    override class var mountsInSetUp: Bool { false }
+
+    var photos: String { harness.root.appendingPathComponent("photos").path }
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try FileManager.default.createDirectory(atPath: photos + "/2024 Japan", withIntermediateDirectories: true)
+    }
+
+    /// Skips without the tool (naming its Debian package), fails under CI=true.
+    func require(_ program: String, package: String) throws {
+        guard Shell.run("/bin/sh", ["-c", "command -v \(program)"]).status != 0 else { return }
+        let message = "\(program) is missing: install Debian's \(package)"
+        if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail(message); throw HarnessError(message) }
+        throw XCTSkip(message)
+    }
+
+    func photo(_ name: String, seed: UInt8, tags: [String]) throws -> String {
+        let path = photos + "/" + name
+        var pixels = [UInt8](repeating: 0, count: 120 * 80 * 3)
+        for index in pixels.indices { pixels[index] = UInt8(truncatingIfNeeded: index &* Int(seed + 1) / 7) }
+        try ImageCodec.encodeJPEG(PixelImage(width: 120, height: 80, channels: 3, pixels: pixels), quality: 85)
+            .write(to: URL(fileURLWithPath: path))
+        if !tags.isEmpty {
+            let result = Shell.run("exiftool", ["-q", "-overwrite_original", "-m"] + tags + [path])
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        return path
+    }
+
+    func importFolder() -> CommandResult {
+        let result = harness.photofs(["import", "folder", harness.library, photos])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return result
+    }
+
+    func testFoldersAndFlickrInOneMount() throws {
+        try require("exiftool", package: "libimage-exiftool-perl")
+        let tokyo = try photo("2024 Japan/DSC0001.jpg", seed: 1, tags: [
+            "-DateTimeOriginal=2024:07:14 09:30:12", "-OffsetTimeOriginal=+09:00", "-GPSLatitude=35.6895",
+            "-GPSLatitudeRef=N", "-GPSLongitude=139.6917", "-GPSLongitudeRef=E", "-Artist=Ada Lovelace",
+            "-ImageDescription=Shinjuku",
+        ])
+        let sydney = try photo("P1010001.JPG", seed: 2, tags: [
+            "-DateTimeOriginal=2023:12:31 23:59:59", "-Make=OLYMPUS IMAGING CORP.", "-Model=E-M10",
+            "-ImageDescription=OLYMPUS DIGITAL CAMERA", "-GPSLatitude=33.8688", "-GPSLatitudeRef=S",
+            "-GPSLongitude=151.2093", "-GPSLongitudeRef=E",
+        ])
+        let plain = try photo("IMG_20220102_030405.jpg", seed: 3, tags: [])
+        try Data("x".utf8).write(to: URL(fileURLWithPath: photos + "/movie.mp4"))
+        let first = importFolder()
+        XCTAssertTrue(first.text.contains("3 new"), first.text)
+        XCTAssertTrue(first.text.contains("video: 1"), first.text)
+        let flickrBefore = try harness.catalog().allPhotos().filter { !$0.id.hasPrefix("file-") }
+        XCTAssertEqual(flickrBefore.count, 4)
+
+        try harness.mount()
+        let tokyoName = "moments/2024/2024-07-14 09.30.12 Shinjuku.jpg"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: harness.path(tokyoName)), harness.files(under: "moments").joined(separator: "\n"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: harness.path("moments/2023/2023-12-31 23.59.59 P1010001.jpg")))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: harness.path("moments/2022/2022-01-02 03.04.05 IMG_20220102_030405.jpg")))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: harness.path("regions/Tokyo/Ada Lovelace/Shinjuku.jpg")),
+                      harness.files(under: "regions").joined(separator: "\n"))
+        XCTAssertTrue(FileManager.default.fileExists(
+            atPath: harness.path("regions/New South Wales/OLYMPUS IMAGING CORP. E-M10/P1010001.jpg")))
+        XCTAssertEqual(FileManager.default.contents(atPath: harness.path(tokyoName)), FileManager.default.contents(atPath: tokyo))
+        let origin = Shell.run("getfattr", ["--only-values", "-n", "user.xdg.origin.url", harness.path(tokyoName)])
+        XCTAssertEqual(origin.text, FileURI.glib(path: tokyo))
+        let taken = Shell.run("getfattr", ["--only-values", "-n", "user.photofs.taken", harness.path(tokyoName)])
+        XCTAssertEqual(taken.text, "2024-07-14T09:30:12+09:00")
+        let inode = harness.inode(of: harness.path(tokyoName))
+        let id = try harness.photoID(ofInode: inode)
+
+        // Importing Flickr again leaves the folder's photos; importing the folder again changes nothing.
+        XCTAssertEqual(harness.importLibrary().status, 0)
+        XCTAssertEqual(try harness.catalog().allPhotos().count, 7)
+        XCTAssertTrue(importFolder().text.contains("nothing new"))
+
+        // Rename: same inode and id. Edit: the mount refuses the old promise, then serves the new bytes.
+        try FileManager.default.moveItem(atPath: tokyo, toPath: photos + "/shinjuku-renamed.jpg")
+        let sydneyName = "moments/2023/2023-12-31 23.59.59 P1010001.jpg"
+        let original = try XCTUnwrap(FileManager.default.contents(atPath: sydney))
+        var edited = original
+        edited.append(contentsOf: [0, 0, 0]) // bytes after the end-of-image marker: another size, same picture
+        try edited.write(to: URL(fileURLWithPath: sydney))
+        XCTAssertNil(FileManager.default.contents(atPath: harness.path(sydneyName)), "changed since import")
+        XCTAssertTrue(eventually(within: 5) { harness.daemonLog.contains("changed since import: run photofs import folder again") })
+        try FileManager.default.copyItem(atPath: plain, toPath: photos + "/2024 Japan/copy.jpg")
+        let second = importFolder()
+        XCTAssertTrue(second.text.contains("1 renamed or moved"), second.text)
+        XCTAssertTrue(second.text.contains("1 duplicate file"), second.text)
+        XCTAssertTrue(eventually(within: 5) { harness.inode(of: harness.path(tokyoName)) == inode })
+        XCTAssertEqual(try harness.photoID(ofInode: harness.inode(of: harness.path(tokyoName))), id)
+        XCTAssertTrue(eventually(within: 5) { FileManager.default.contents(atPath: harness.path(sydneyName)) == edited })
+        let status = harness.photofs(["status", harness.library])
+        XCTAssertTrue(status.text.contains("follows: folder \(photos)"), status.text)
+        XCTAssertTrue(status.text.contains("duplicate files: 1"), status.text)
+
+        // Delete both copies: the photo leaves the mount; Flickr's photos stay.
+        try FileManager.default.removeItem(atPath: plain)
+        try FileManager.default.removeItem(atPath: photos + "/2024 Japan/copy.jpg")
+        XCTAssertTrue(importFolder().text.contains("1 photo(s) removed"))
+        XCTAssertTrue(eventually(within: 5) {
+            !FileManager.default.fileExists(atPath: harness.path("moments/2022/2022-01-02 03.04.05 IMG_20220102_030405.jpg"))
+        })
+        XCTAssertEqual(try harness.catalog().allPhotos().filter { !$0.id.hasPrefix("file-") }.map(\.id).sorted(),
+                       flickrBefore.map(\.id).sorted())
+    }
+}
