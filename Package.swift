@@ -12,8 +12,6 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        // HMAC-SHA1 for OAuth 1.0a signatures (no hand-written crypto).
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C libraries. Each is a pkg-config system library with a small shim.h for what Swift cannot call
@@ -22,16 +20,19 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        // HMAC-SHA1 (OAuth 1.0a) and MD5 (thumbnail names) from Debian's libcrypto, not hand-written; swift-crypto
+        // did the same but compiled BoringSSL from source, most of a fresh release build (docs/build-time.md).
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // catalog → tree → content → filesystem logic → FUSE adapter → CLI
         .target(name: "PhotoCatalog", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "PhotoTree", dependencies: ["PhotoCatalog"]),
-        .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", .product(name: "Logging", package: "swift-log"),
-                                                   .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", "CCrypto",
+                                                   .product(name: "Logging", package: "swift-log")]),
         // What a photo source is (listing, changes, places, measuring, credentials) and the importer that
         // drives any source into the catalog; Flickr is its first implementation.
         // OAuth 1.0a signing (RFC 5849): the Flickr client signs with it, the loopback origin checks with it.
-        .target(name: "OAuth1", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "OAuth1", dependencies: ["CCrypto"]),
         .target(name: "PhotoSources", dependencies: ["PhotoCatalog", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FlickrImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", "OAuth1", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FlickrOrigin", dependencies: ["PhotoContent", "OAuth1", .product(name: "Logging", package: "swift-log")]),
