@@ -3,29 +3,44 @@ SHELL := /bin/bash
 PREFIX ?= /usr/local
 SBINDIR ?= /sbin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Build and run-time needs: libfuse3 + fusermount3, SQLite, libcurl, libpng, libjpeg-turbo, pkg-config;
-# rsync, file, procps (ps), attr (getfattr, setfattr) and libglib2.0-bin (gio) are used by the integration
-# tests and the demo's hints; xvfb, pcmanfm, xdotool and imagemagick (import) by the file manager test;
-# nginx-light by the caching proxy test.
-APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps attr libglib2.0-bin xvfb pcmanfm xdotool imagemagick nginx-light
+# Each target installs only what it uses (docs/build-time.md). Build and the demo's run time: libfuse3 and
+# fusermount3, SQLite, libcurl, libpng, libjpeg-turbo, libcrypto (HMAC-SHA1, MD5), pkg-config.
+BUILD_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libssl-dev pkg-config
+# The integration tests also run rsync, ps (procps), getfattr and setfattr (attr), gio (libglib2.0-bin) and
+# python3 (a thumbnailer's reads); xvfb, pcmanfm, xdotool and imagemagick (import) for the file manager test;
+# nginx-light for the caching proxy test.
+TEST_PACKAGES := rsync procps attr libglib2.0-bin python3 xvfb pcmanfm xdotool imagemagick nginx-light
+# bench/*.sh install what they compare against themselves; pgrep (procps) and python3 are what they assume.
+BENCH_PACKAGES := procps python3
 BIN := .build/release/photofs
 
-.PHONY: all deps build test demo install uninstall bench clean
+.PHONY: all deps deps-test deps-bench build test demo install uninstall bench clean
 
 all: build
 
-deps:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
+# $(call apt_install,packages): installs those not installed yet, with one apt-get update before.
+define apt_install
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing: $$missing"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+endef
+
+deps:
+	$(call apt_install,$(BUILD_PACKAGES))
 	@[ -e /dev/fuse ] || { echo "/dev/fuse is missing: load the fuse module (modprobe fuse)"; exit 1; }
+
+deps-test: deps
+	$(call apt_install,$(TEST_PACKAGES))
+
+deps-bench: deps
+	$(call apt_install,$(BENCH_PACKAGES))
 
 build: deps
 	swift build -c release --product photofs
 
-test: deps build
+test: deps-test build
 	swift test
 
 demo: deps build
@@ -40,7 +55,7 @@ install: build
 # photographs, then measures photofs against them: fetching and listing (docs/benchmarks.md), resizing
 # (docs/benchmarks-resize.md), a file manager's look at a 200-photo folder (docs/benchmarks.md, "Desktop thumbnails"),
 # and what a person feels over a WAN (40 ms round trips, 100 Mbit/s, made by bench/wanproxy.py: docs/benchmarks-wan.md).
-bench: deps build
+bench: deps-bench build
 	bash bench/run.sh
 	bash bench/resize.sh
 	bash bench/thumbnails.sh
