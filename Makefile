@@ -13,6 +13,7 @@ TEST_PACKAGES := rsync procps attr libglib2.0-bin python3 xvfb pcmanfm xdotool i
 # bench/*.sh install what they compare against themselves; pgrep (procps) and python3 are what they assume.
 BENCH_PACKAGES := procps python3
 BIN := .build/release/photofs
+TEST_BUILD := .build-tests
 
 .PHONY: all deps deps-test deps-bench build test demo install uninstall bench clean
 
@@ -40,8 +41,13 @@ deps-bench: deps
 build: deps
 	swift build -c release --product photofs
 
-test: deps-test build
-	swift test
+# make test builds photofs and the tests together, in release, in a build folder of its own: the integration
+# tests run a release photofs anyway, and a debug test build was a second compile of everything whose tests
+# then made their photos (DemoLibrary's pixels and resizes) at -Onone (docs/build-time.md). Its own folder,
+# because the tests' build flags (-enable-testing) differ from `make build`'s: sharing .build would rebuild
+# everything at every switch between the two.
+test: deps-test
+	swift test -c release --scratch-path $(TEST_BUILD)
 
 demo: deps build
 	$(BIN) demo
@@ -66,4 +72,4 @@ uninstall:
 	$(SUDO) rm -f $(PREFIX)/bin/photofs $(SBINDIR)/mount.fuse.photofs /etc/systemd/system/photofs@.service
 
 clean:
-	rm -rf .build demo mnt thumbs backup bench-work bench-work-resize bench-work-thumbnails bench-work-screenshot bench-work-wan bench-work-floor
+	rm -rf .build $(TEST_BUILD) demo mnt thumbs backup bench-work bench-work-resize bench-work-thumbnails bench-work-screenshot bench-work-wan bench-work-floor
