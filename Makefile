@@ -28,15 +28,20 @@ define apt_install
 	fi
 endef
 
+FUSE_CHECK := @[ -e /dev/fuse ] || { echo "/dev/fuse is missing: load the fuse module (modprobe fuse)"; exit 1; }
+
+# One apt-get run per target: a second would update the package lists again.
 deps:
 	$(call apt_install,$(BUILD_PACKAGES))
-	@[ -e /dev/fuse ] || { echo "/dev/fuse is missing: load the fuse module (modprobe fuse)"; exit 1; }
+	$(FUSE_CHECK)
 
-deps-test: deps
-	$(call apt_install,$(TEST_PACKAGES))
+deps-test:
+	$(call apt_install,$(BUILD_PACKAGES) $(TEST_PACKAGES))
+	$(FUSE_CHECK)
 
-deps-bench: deps
-	$(call apt_install,$(BENCH_PACKAGES))
+deps-bench:
+	$(call apt_install,$(BUILD_PACKAGES) $(BENCH_PACKAGES))
+	$(FUSE_CHECK)
 
 build: deps
 	swift build -c release --product photofs
