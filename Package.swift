@@ -2,6 +2,11 @@
 // photofs: a read-only FUSE filesystem over a Flickr-style photo library (catalog → tree → content → FUSE adapter → CLI).
 import PackageDescription
 
+// Test targets are compiled without optimisation even in `make test`'s release build: the code under test is
+// optimised, the tests' own bodies need not be. -O on them cost 80 of that build's 370 CPU seconds, and the
+// 522 tests ran no slower without it (docs/build-time.md).
+let testSettings: [SwiftSetting] = [.unsafeFlags(["-Onone"])]
+
 let package = Package(
     name: "photofs",
     platforms: [.macOS(.v13)],
@@ -21,7 +26,8 @@ let package = Package(
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // HMAC-SHA1 (OAuth 1.0a) and MD5 (thumbnail names) from Debian's libcrypto, not hand-written; swift-crypto
-        // did the same but compiled BoringSSL from source, most of a fresh release build (docs/build-time.md).
+        // did the same but compiled BoringSSL from source: 128 of a fresh release build's 379 CPU seconds, the
+        // largest part (docs/build-time.md).
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // catalog → tree → content → filesystem logic → FUSE adapter → CLI
@@ -47,17 +53,17 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
-        .testTarget(name: "OAuth1Tests", dependencies: ["OAuth1"]),
-        .testTarget(name: "PhotoCatalogTests", dependencies: ["PhotoCatalog"]),
-        .testTarget(name: "PhotoTreeTests", dependencies: ["PhotoTree", "PhotoCatalog", "FlickrOrigin"]),
-        .testTarget(name: "PhotoContentTests", dependencies: ["PhotoContent", "FlickrOrigin"]),
-        .testTarget(name: "FlickrImportTests", dependencies: ["FlickrImport", "FlickrOrigin", "PhotoCatalog", "PhotoSources", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "OAuth1Tests", dependencies: ["OAuth1"], swiftSettings: testSettings),
+        .testTarget(name: "PhotoCatalogTests", dependencies: ["PhotoCatalog"], swiftSettings: testSettings),
+        .testTarget(name: "PhotoTreeTests", dependencies: ["PhotoTree", "PhotoCatalog", "FlickrOrigin"], swiftSettings: testSettings),
+        .testTarget(name: "PhotoContentTests", dependencies: ["PhotoContent", "FlickrOrigin"], swiftSettings: testSettings),
+        .testTarget(name: "FlickrImportTests", dependencies: ["FlickrImport", "FlickrOrigin", "PhotoCatalog", "PhotoSources", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")], swiftSettings: testSettings),
         .testTarget(name: "PhotoFSTests", dependencies: ["PhotoFS", "PhotoCatalog", "PhotoTree", "PhotoContent", "FlickrOrigin",
                                                     .product(name: "Logging", package: "swift-log"),
-                                                    .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions", "PhotoContent"]),
+                                                    .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: testSettings),
+        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions", "PhotoContent"], swiftSettings: testSettings),
         .testTarget(name: "IntegrationTests", dependencies: ["FlickrOrigin", "PhotoCatalog", "PhotoContent",
-                                                        .product(name: "GRDB", package: "GRDB.swift")]),
+                                                        .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v5]
 )
