@@ -3,30 +3,58 @@ SHELL := /bin/bash
 PREFIX ?= /usr/local
 SBINDIR ?= /sbin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Build and run-time needs: libfuse3 + fusermount3, SQLite, libcurl, libpng, libjpeg-turbo, pkg-config;
-# rsync, file, procps (ps), attr (getfattr, setfattr) and libglib2.0-bin (gio) are used by the integration
-# tests and the demo's hints; xvfb, pcmanfm, xdotool and imagemagick (import) by the file manager test;
-# nginx-light by the caching proxy test.
-APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps attr libglib2.0-bin xvfb pcmanfm xdotool imagemagick nginx-light libexif-dev libheif-dev libgeonames-dev libimage-exiftool-perl libheif-examples
+# Each target installs only what it uses (docs/build-time.md). Build and the demo's run time: libfuse3 and
+# fusermount3, SQLite, libcurl, libpng, libjpeg-turbo, libcrypto (HMAC-SHA1, MD5), pkg-config.
+# libexif, libheif and libgeonames (with GLib) for folder imports: EXIF, HEIC, the nearest city of a GPS position.
+BUILD_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libssl-dev pkg-config libexif-dev libheif-dev libgeonames-dev
+# The integration tests also run rsync, ps (procps), getfattr and setfattr (attr), gio (libglib2.0-bin) and
+# python3 (a thumbnailer's reads); xvfb, pcmanfm, xdotool and imagemagick (import) for the file manager test;
+# nginx-light for the caching proxy test.
+# exiftool (libimage-exiftool-perl) and heif-enc (libheif-examples) write the folder tests' real EXIF and HEIC.
+TEST_PACKAGES := rsync procps attr libglib2.0-bin python3 xvfb pcmanfm xdotool imagemagick nginx-light libimage-exiftool-perl libheif-examples
+# bench/*.sh install what they compare against themselves; pgrep (procps) and python3 are what they assume.
+BENCH_PACKAGES := procps python3
 BIN := .build/release/photofs
+TEST_BUILD := .build-tests
 
-.PHONY: all deps build test demo install uninstall bench clean
+.PHONY: all deps deps-test deps-bench build test demo install uninstall bench clean
 
 all: build
 
-deps:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
+# $(call apt_install,packages): installs those not installed yet, with one apt-get update before.
+define apt_install
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing: $$missing"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
-	@[ -e /dev/fuse ] || { echo "/dev/fuse is missing: load the fuse module (modprobe fuse)"; exit 1; }
+endef
+
+FUSE_CHECK := @[ -e /dev/fuse ] || { echo "/dev/fuse is missing: load the fuse module (modprobe fuse)"; exit 1; }
+
+# One apt-get run per target: a second would update the package lists again.
+deps:
+	$(call apt_install,$(BUILD_PACKAGES))
+	$(FUSE_CHECK)
+
+deps-test:
+	$(call apt_install,$(BUILD_PACKAGES) $(TEST_PACKAGES))
+	$(FUSE_CHECK)
+
+deps-bench:
+	$(call apt_install,$(BUILD_PACKAGES) $(BENCH_PACKAGES))
+	$(FUSE_CHECK)
 
 build: deps
 	swift build -c release --product photofs
 
-test: deps build
-	swift test
+# make test builds photofs and the tests together, in release, in a build folder of its own: the integration
+# tests run a release photofs anyway, and a debug test build was a second compile of everything whose tests
+# then made their photos (DemoLibrary's pixels and resizes) at -Onone (docs/build-time.md). Its own folder,
+# because the tests' build flags (-enable-testing) differ from `make build`'s: sharing .build would rebuild
+# everything at every switch between the two.
+test: deps-test
+	swift test -c release --scratch-path $(TEST_BUILD)
 
 demo: deps build
 	$(BIN) demo
@@ -40,7 +68,7 @@ install: build
 # photographs, then measures photofs against them: fetching and listing (docs/benchmarks.md), resizing
 # (docs/benchmarks-resize.md), a file manager's look at a 200-photo folder (docs/benchmarks.md, "Desktop thumbnails"),
 # and what a person feels over a WAN (40 ms round trips, 100 Mbit/s, made by bench/wanproxy.py: docs/benchmarks-wan.md).
-bench: deps build
+bench: deps-bench build
 	bash bench/run.sh
 	bash bench/resize.sh
 	bash bench/thumbnails.sh
@@ -51,4 +79,4 @@ uninstall:
 	$(SUDO) rm -f $(PREFIX)/bin/photofs $(SBINDIR)/mount.fuse.photofs /etc/systemd/system/photofs@.service
 
 clean:
-	rm -rf .build demo mnt thumbs backup bench-work bench-work-resize bench-work-thumbnails bench-work-screenshot bench-work-wan bench-work-floor
+	rm -rf .build $(TEST_BUILD) demo mnt thumbs backup bench-work bench-work-resize bench-work-thumbnails bench-work-screenshot bench-work-wan bench-work-floor

@@ -2,6 +2,11 @@
 // photofs: a read-only FUSE filesystem over a Flickr-style photo library (catalog → tree → content → FUSE adapter → CLI).
 import PackageDescription
 
+// Test targets are compiled without optimisation even in `make test`'s release build: the code under test is
+// optimised, the tests' own bodies need not be. -O on them cost 80 of that build's 370 CPU seconds, and the
+// 522 tests ran no slower without it (docs/build-time.md).
+let testSettings: [SwiftSetting] = [.unsafeFlags(["-Onone"])]
+
 let package = Package(
     name: "photofs",
     platforms: [.macOS(.v13)],
@@ -12,8 +17,6 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        // HMAC-SHA1 for OAuth 1.0a signatures (no hand-written crypto).
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C libraries. Each is a pkg-config system library with a small shim.h for what Swift cannot call
@@ -26,16 +29,20 @@ let package = Package(
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CGeonames", pkgConfig: "geonames", providers: [.apt(["libgeonames-dev"])]),
+        // HMAC-SHA1 (OAuth 1.0a) and MD5 (thumbnail names) from Debian's libcrypto, not hand-written; swift-crypto
+        // did the same but compiled BoringSSL from source: 128 of a fresh release build's 379 CPU seconds, the
+        // largest part (docs/build-time.md).
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // catalog → tree → content → filesystem logic → FUSE adapter → CLI
         .target(name: "PhotoCatalog", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "PhotoTree", dependencies: ["PhotoCatalog"]),
-        .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", .product(name: "Logging", package: "swift-log"),
-                                                   .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", "CCrypto",
+                                                   .product(name: "Logging", package: "swift-log")]),
         // What a photo source is (listing, changes, places, measuring, credentials) and the importer that
         // drives any source into the catalog; Flickr is its first implementation.
         // OAuth 1.0a signing (RFC 5849): the Flickr client signs with it, the loopback origin checks with it.
-        .target(name: "OAuth1", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "OAuth1", dependencies: ["CCrypto"]),
         .target(name: "PhotoSources", dependencies: ["PhotoCatalog", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FlickrImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", "OAuth1", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FlickrOrigin", dependencies: ["PhotoContent", "OAuth1", .product(name: "Logging", package: "swift-log")]),
@@ -55,19 +62,19 @@ let package = Package(
 
         // What tests need from the machine (a package's program, root): a skip that names it, a failure under CI.
         .target(name: "TestRequirements", path: "Tests/TestRequirements"),
-        .testTarget(name: "OAuth1Tests", dependencies: ["OAuth1"]),
-        .testTarget(name: "PhotoCatalogTests", dependencies: ["PhotoCatalog", "TestRequirements"]),
-        .testTarget(name: "PhotoTreeTests", dependencies: ["PhotoTree", "PhotoCatalog", "FlickrOrigin"]),
-        .testTarget(name: "PhotoContentTests", dependencies: ["PhotoContent", "FlickrOrigin", "TestRequirements"]),
-        .testTarget(name: "FlickrImportTests", dependencies: ["FlickrImport", "FlickrOrigin", "PhotoCatalog", "PhotoSources", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "OAuth1Tests", dependencies: ["OAuth1"], swiftSettings: testSettings),
+        .testTarget(name: "PhotoCatalogTests", dependencies: ["PhotoCatalog", "TestRequirements"], swiftSettings: testSettings),
+        .testTarget(name: "PhotoTreeTests", dependencies: ["PhotoTree", "PhotoCatalog", "FlickrOrigin"], swiftSettings: testSettings),
+        .testTarget(name: "PhotoContentTests", dependencies: ["PhotoContent", "FlickrOrigin", "TestRequirements"], swiftSettings: testSettings),
+        .testTarget(name: "FlickrImportTests", dependencies: ["FlickrImport", "FlickrOrigin", "PhotoCatalog", "PhotoSources", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")], swiftSettings: testSettings),
         .testTarget(name: "PhotoFSTests", dependencies: ["PhotoFS", "PhotoCatalog", "PhotoTree", "PhotoContent", "FlickrOrigin",
                                                     .product(name: "Logging", package: "swift-log"),
-                                                    .product(name: "GRDB", package: "GRDB.swift")]),
+                                                    .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: testSettings),
         .testTarget(name: "FolderImportTests", dependencies: ["FolderImport", "TestRequirements", "PhotoSources", "PhotoCatalog", "PhotoContent",
-                                                         .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions", "PhotoContent"]),
+                                                         .product(name: "Logging", package: "swift-log")], swiftSettings: testSettings),
+        .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions", "PhotoContent"], swiftSettings: testSettings),
         .testTarget(name: "IntegrationTests", dependencies: ["FlickrOrigin", "PhotoCatalog", "PhotoContent", "TestRequirements",
-                                                        .product(name: "GRDB", package: "GRDB.swift")]),
+                                                        .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v5]
 )

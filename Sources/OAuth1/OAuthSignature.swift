@@ -1,5 +1,5 @@
 // OAuth 1.0a request signing with HMAC-SHA1 (RFC 5849 §3.4), for the client and for the origin that checks it.
-import Crypto
+import CCrypto
 import Foundation
 
 /// RFC 5849 §3.6 percent-encoding: every byte of the UTF-8 text but ALPHA, DIGIT, "-", ".", "_" and "~" as
@@ -122,16 +122,22 @@ public enum OAuthSignature {
     }
 
     /// RFC 5849 §3.4.2: base64 of HMAC-SHA1 over the base string with key `consumer secret&token secret`
-    /// (each encoded; the token secret empty before there is one).
+    /// (each encoded; the token secret empty before there is one). Empty only when libcrypto refuses (an
+    /// OpenSSL configuration without SHA-1); `sign` and `isValid` refuse an empty signature.
     public static func hmacSHA1(baseString: String, consumerSecret: String, tokenSecret: String?) -> String {
-        let key = OAuthPercent.encode(consumerSecret) + "&" + OAuthPercent.encode(tokenSecret ?? "")
-        let code = HMAC<Insecure.SHA1>.authenticationCode(for: Data(baseString.utf8), using: SymmetricKey(data: Data(key.utf8)))
-        return Data(code).base64EncodedString()
+        let key = Array((OAuthPercent.encode(consumerSecret) + "&" + OAuthPercent.encode(tokenSecret ?? "")).utf8)
+        let data = Array(baseString.utf8)
+        guard key.count <= Int(Int32.max) else { return "" }
+        var code = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        // HMAC() answers NULL on failure and writes the code's length; SHA-1's is 20 bytes.
+        guard HMAC(EVP_sha1(), key, Int32(key.count), data, data.count, &code, &length) != nil, length == 20 else { return "" }
+        return Data(code.prefix(Int(length))).base64EncodedString()
     }
 
     /// The protocol parameters of one signed request (RFC 5849 §3.1), `oauth_signature` included; add them to
     /// the query (or form body) next to `parameters`. `extra` holds `oauth_callback` or `oauth_verifier`.
-    /// nil only for a URL without scheme or host.
+    /// nil for a URL without scheme or host, or when libcrypto cannot sign (see `hmacSHA1`).
     public static func sign(method: String, url: String, parameters: [Parameter], consumer: OAuthConsumer,
                             token: OAuthToken?, extra: [Parameter] = [], nonce: String = newNonce(),
                             timestamp: Int64 = Int64(Date().timeIntervalSince1970),
@@ -146,6 +152,7 @@ public enum OAuthSignature {
         protocolParameters += extra
         guard let base = baseString(method: method, url: url, parameters: parameters + protocolParameters) else { return nil }
         let signature = hmacSHA1(baseString: base, consumerSecret: consumer.secret, tokenSecret: token?.secret)
+        guard !signature.isEmpty else { return nil }
         return protocolParameters + [("oauth_signature", signature)]
     }
 
@@ -159,7 +166,7 @@ public enum OAuthSignature {
         let base = method.uppercased() + "&" + OAuthPercent.encode(uri) + "&" + OAuthPercent.encode(normalizedParameters(parameters))
         let expected = hmacSHA1(baseString: base, consumerSecret: consumerSecret, tokenSecret: tokenSecret)
         let a = Array(given.utf8), b = Array(expected.utf8)
-        guard a.count == b.count else { return false }
+        guard !b.isEmpty, a.count == b.count else { return false }
         return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 

@@ -1,6 +1,6 @@
 // The user's freedesktop thumbnail cache ($XDG_CACHE_HOME/thumbnails): where a URI's thumbnail lives, writing
 // one atomically with its Thumb:: stamp, judging one the way GLib does, and removing a URI's thumbnails.
-import Crypto
+import CCrypto
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -78,9 +78,22 @@ public struct DesktopThumbnailStore: Sendable {
             .appendingPathComponent(Self.fileName(forURI: uri), isDirectory: false)
     }
 
-    /// The standard's name for a URI's thumbnail: the lower-case hex MD5 of the URI's bytes, ".png".
+    /// The standard's name for a URI's thumbnail: the lower-case hex MD5 of the URI's bytes, ".png". When
+    /// libcrypto has no MD5 (an OpenSSL configuration without its default provider) it is `unavailableName`,
+    /// which no program reads and `write` refuses.
     public static func fileName(forURI uri: String) -> String {
-        Insecure.MD5.hash(data: Array(uri.utf8)).map { byte in
+        md5FileName(forURI: uri) ?? unavailableName
+    }
+
+    static let unavailableName = "md5-unavailable.png"
+
+    static func md5FileName(forURI uri: String) -> String? {
+        let bytes = Array(uri.utf8)
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        // EVP_Digest answers 1 on success and writes the digest's length; MD5's is 16 bytes.
+        guard EVP_Digest(bytes, bytes.count, &digest, &length, EVP_md5(), nil) == 1, length == 16 else { return nil }
+        return digest.prefix(Int(length)).map { byte in
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
         }.joined() + ".png"
@@ -98,10 +111,12 @@ public struct DesktopThumbnailStore: Sendable {
         guard !stamp.uri.isEmpty, stamp.uri.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
             throw DesktopThumbnailError(message: "a thumbnail URI must be printable ASCII: \(stamp.uri.debugDescription)")
         }
+        guard let name = Self.md5FileName(forURI: stamp.uri) else {
+            throw DesktopThumbnailError(message: "libcrypto cannot compute MD5, which names thumbnails: check the OpenSSL configuration")
+        }
         let bytes = try PNGTextChunks.inserting(stamp.textEntries, into: png)
         let directory = try openSizeDirectory(size, create: true)
         defer { close(directory) }
-        let name = Self.fileName(forURI: stamp.uri)
         let temporary = "photofs-thumbnail-\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).tmp"
         let fd = openat(directory, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("cannot create a temporary file in", size.directoryName) }

@@ -43,8 +43,15 @@ final class MountHarness {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// The binary `make build` produces; a plain `swift test` falls back to the debug build.
+    /// In a release test build (`make test`: .build-tests/<triple>/release), the photofs built beside this
+    /// test program; otherwise the binary `make build` produces, and a plain `swift test` falls back to the
+    /// debug build.
     static var binary: String {
+        if let program = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let directory = URL(fileURLWithPath: program).deletingLastPathComponent()
+            let beside = directory.appendingPathComponent("photofs").path
+            if directory.lastPathComponent == "release" && FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        }
         for configuration in ["release", "debug"] {
             let path = packageRoot.appendingPathComponent(".build/\(configuration)/photofs").path
             if FileManager.default.isExecutableFile(atPath: path) { return path }
