@@ -12,6 +12,23 @@ enum DownloadStorage {
     case memory(reason: ContentError.Kind)
 }
 
+/// A verified prefix taken from the cache's partial entries (`PartialEntry`) for a download to continue: its
+/// file, now a temporary file holding exactly the prefix, and the version it is of.
+struct RestoredPrefix {
+    let file: OpenFile
+    let temporaryPath: String
+    let received: Int64
+    let etag: String?
+}
+
+/// What an opener of a download wants of it.
+enum DownloadWant {
+    /// An open handle reads through it: bytes come as its reads ask for them (`DownloadDemand`).
+    case reader
+    /// The whole photo, whoever reads it: a prefetch, a render, a desktop thumbnail, `fetch`.
+    case whole
+}
+
 /// A descriptor closed when its last user lets go, so a reader in the middle of a `pread` keeps it valid
 /// even after its download moved to memory.
 final class OpenFile: @unchecked Sendable {
@@ -78,60 +95,146 @@ public final class Download: @unchecked Sendable {
     /// download failed (deferred FUSE replies).
     private var byteWaiters: [(end: Int64, resume: (ContentError?) -> Void)] = []
     let started = Date()
+    /// Who wants which bytes, and so what the engine asks the origin for next.
+    private var demand: DownloadDemand
+    /// Where the download is in the engine (guarded by `condition`).
+    enum Schedule: Equatable {
+        /// In the engine's queue, or about to be put there.
+        case queued
+        /// On a transfer thread.
+        case running
+        /// Kept for its open readers with nothing to ask for: a read past the stored bytes queues it again.
+        case idle
+        /// Ended with its bytes kept as a partial entry (or dropped): nothing more happens to it.
+        case parked
+    }
+    private(set) var schedule: Schedule = .queued
+    /// The end (exclusive) of the bytes the running request asked for.
+    private var requestEnd: Int64 = 0
+    /// Bytes stored from the network (for the cache's statistics).
+    private var fetched: Int64 = 0
+    /// Whether `attach` gave the download its storage (a restored prefix comes with its file).
+    private var storageAttached = false
+    /// Queues the download again when demand comes back while it is idle (set by the engine; called outside
+    /// the lock).
+    var wake: ((Download) -> Void)?
 
     /// 1 GiB: a photo kept in memory while the cache cannot take it. Flickr's originals stop at 200 MB, so
     /// a bigger catalog size is not a photo we should hold in RAM; it fails as "no space" instead.
     static let memoryLimit: Int64 = 1 << 30
 
-    init(key: String, source: ContentSource, finalPath: String, priority: DownloadPriority, requester: String? = nil) {
+    /// A new download; with `restored`, continuing from a verified prefix (no request until a read needs
+    /// more than it holds).
+    init(key: String, source: ContentSource, finalPath: String, priority: DownloadPriority, requester: String? = nil,
+         restored: RestoredPrefix? = nil, tuning: DownloadDemand.Tuning = DownloadDemand.Tuning()) {
         self.key = key
         self.source = source
         self.finalPath = finalPath
         self.priority = priority
         self.requester = requester
-        lifecycle = DownloadLifecycle(expectedSize: source.expectedSize, expectedType: source.contentType,
-                                      expectedETag: source.etag)
+        demand = DownloadDemand(size: source.expectedSize, tuning: tuning)
+        if let restored {
+            lifecycle = DownloadLifecycle(expectedSize: source.expectedSize, expectedType: source.contentType,
+                                          expectedETag: source.etag, resumingAt: restored.received,
+                                          answerETag: restored.etag)
+            file = restored.file
+            temporaryPath = restored.temporaryPath
+            storageAttached = true
+        } else {
+            lifecycle = DownloadLifecycle(expectedSize: source.expectedSize, expectedType: source.contentType,
+                                          expectedETag: source.etag)
+        }
     }
 
-    /// Waits until the origin's answer is verified (status, type, size) or the download failed (throws).
+    /// Waits until the origin's answer is verified (status, type, size) — or was, for a restored prefix —
+    /// or the download failed (throws).
     public func waitUntilVerified() throws {
         condition.lock()
         defer { condition.unlock() }
-        while case .waiting = lifecycle.phase, !ended { condition.wait() }
-        if case .failed = lifecycle.phase {
-            // Refused as the answer began: wait for finish() to record the error it reports.
-            while !ended { condition.wait() }
+        while !ended {
+            // Refused as an answer began: wait for finish() to record the error it reports.
+            if case .failed = lifecycle.phase { condition.wait(); continue }
+            if lifecycle.isVerified { break }
+            condition.wait()
         }
         if let error { throw error }
     }
 
     /// Waits until bytes up to `end` (exclusive, capped at the photo's size) are stored, or throws if the
-    /// download failed before they arrived.
+    /// download failed before they arrived. Asks for them if nothing is coming.
     public func waitForBytes(upTo end: Int64) throws {
         let end = min(end, source.expectedSize)
+        condition.lock()
+        demand.read(upTo: end)
+        let wakeNow = takeWakeLocked()
+        condition.unlock()
+        if wakeNow { wake?(self) }
         condition.lock()
         defer { condition.unlock() }
         while lifecycle.received < end {
             if let error { throw error }
-            if lifecycle.phase == .complete { return }
+            if lifecycle.phase == .complete || ended { return }
             condition.wait()
         }
     }
 
     /// Calls `resume` once the bytes up to `end` are stored (with nil) or the download failed before they
     /// arrived (with the error): at once, on this thread, if that is already so; otherwise later, on the
-    /// transfer thread. Nothing blocks meanwhile.
+    /// transfer thread. Nothing blocks meanwhile. Bytes not stored are asked for (the read is demand).
     public func whenBytesAvailable(upTo end: Int64, _ resume: @escaping (ContentError?) -> Void) {
         let end = min(end, source.expectedSize)
         condition.lock()
+        demand.read(upTo: end)
         if lifecycle.received >= end || lifecycle.phase == .complete || ended {
-            let failure = lifecycle.received >= end ? nil : error
+            let failure = lifecycle.received >= end ? nil : error ?? (ended ? stoppedError : nil)
             condition.unlock()
             resume(failure)
             return
         }
         byteWaiters.append((end, resume))
+        let wakeNow = takeWakeLocked()
         condition.unlock()
+        if wakeNow { wake?(self) }
+    }
+
+    /// Registers what an opener wants (`.reader`: a handle, paired with `closed`); returns whether the download
+    /// must be queued again (it was idle). For the engine, which queues it after letting go of its own lock.
+    func add(_ want: DownloadWant) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        switch want {
+        case .reader: demand.opened()
+        case .whole: demand.wantWhole()
+        }
+        return takeWakeLocked()
+    }
+
+    /// A handle on the download closed: with none left and nothing wanting the whole photo, the transfer
+    /// stops (`DownloadDemand.shouldCut`) and what arrived is kept as a partial entry.
+    public func closed() { changeDemand { $0.closed() } }
+
+    private func changeDemand(_ body: (inout DownloadDemand) -> Void) {
+        condition.lock()
+        body(&demand)
+        let wakeNow = takeWakeLocked()
+        condition.unlock()
+        if wakeNow { wake?(self) }
+    }
+
+    /// Whether an idle download must go back to the engine (a request to make, or nobody left: park it);
+    /// marks it queued. Called with the lock held; the caller wakes the engine after unlocking.
+    private func takeWakeLocked() -> Bool {
+        guard schedule == .idle, !ended else { return false }
+        if case .idle = demand.next(received: lifecycle.received) { return false }
+        schedule = .queued
+        return true
+    }
+
+    /// The error a reader gets for bytes of a download that was put away before they came (never expected:
+    /// a download parks only when no handle is open).
+    private var stoppedError: ContentError {
+        ContentError(kind: .truncated(expected: source.expectedSize, received: lifecycle.received),
+                     photoID: source.photoID, url: source.url)
     }
 
     /// Reads up to `buffer.count` bytes at `offset`, waiting for bytes still to come: fewer only at the end
@@ -178,7 +281,7 @@ public final class Download: @unchecked Sendable {
         var ready: [((ContentError?) -> Void, ContentError?)] = []
         byteWaiters.removeAll { waiter in
             if lifecycle.received >= waiter.end { ready.append((waiter.resume, nil)); return true }
-            if done { ready.append((waiter.resume, error)); return true }
+            if done { ready.append((waiter.resume, error ?? stoppedError)); return true }
             return false
         }
         return ready
@@ -201,9 +304,12 @@ public final class Download: @unchecked Sendable {
 
     // MARK: Engine side
 
+    var hasStorage: Bool { condition.lock(); defer { condition.unlock() }; return storageAttached }
+
     func attach(_ storage: DownloadStorage) -> ContentError? {
         condition.lock()
         defer { condition.unlock() }
+        storageAttached = true
         switch storage {
         case .file(let file, let path):
             self.file = file
@@ -323,5 +429,85 @@ public final class Download: @unchecked Sendable {
     var sinkState: (phase: DownloadLifecycle.Phase, received: Int64) {
         condition.lock(); defer { condition.unlock() }
         return (lifecycle.phase, lifecycle.received)
+    }
+
+    /// `count` body bytes from the network were stored at the write offset (`DownloadLifecycle.stored`).
+    func storedFromNetwork(_ count: Int) -> Result<Void, ContentError.Kind> {
+        update { lifecycle in
+            let result = lifecycle.stored(count)
+            if case .success = result { fetched = fetched.saturatingAdd(Int64(count)) }
+            return result
+        }
+    }
+
+    /// Bytes stored from the network over the download's life.
+    var fetchedBytes: Int64 { condition.lock(); defer { condition.unlock() }; return fetched }
+
+    /// Whether the current answer delivered every byte it announced (a range request that ended there did
+    /// its job; one that ended before was cut by the network).
+    var answerDelivered: Bool { condition.lock(); defer { condition.unlock() }; return lifecycle.answerDelivered }
+
+    // MARK: Demand (the engine's side)
+
+    /// What the transfer thread does next (`DownloadDemand.next`): a request (recorded as running), nothing
+    /// for now (the download becomes idle and leaves the thread), park or complete.
+    func nextStep() -> DownloadDemand.Step {
+        condition.lock()
+        defer { condition.unlock() }
+        let step = lifecycle.phase == .complete ? .complete : demand.next(received: lifecycle.received)
+        switch step {
+        case .request(_, let end):
+            requestEnd = end
+            schedule = .running
+        case .idle:
+            schedule = .idle
+        case .park, .complete:
+            break
+        }
+        return step
+    }
+
+    /// Whether the running request should stop now: nobody wants its bytes any more and much of it is left
+    /// (`DownloadDemand.shouldCut`). An answer may run past what was asked (an origin that ignores Range
+    /// sends the whole photo), so the answer's end counts too.
+    var shouldCut: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return demand.shouldCut(received: lifecycle.received, requestEnd: max(requestEnd, lifecycle.answerEnd))
+    }
+
+    /// Asked by the engine, under its lock, before putting the download away: still `.park` (then the download
+    /// is marked parked and no demand wakes it again), or what to do instead (someone opened it meanwhile).
+    func confirmPark() -> DownloadDemand.Step {
+        condition.lock()
+        defer { condition.unlock() }
+        let step = lifecycle.phase == .complete ? .complete : demand.next(received: lifecycle.received)
+        switch step {
+        case .park: schedule = .parked
+        case .idle: schedule = .idle
+        case .request, .complete: schedule = .queued
+        }
+        return step
+    }
+
+    /// The stored prefix of a parked download, handed to the cache to keep: its file (nil in memory), the
+    /// temporary path (now the cache's to rename or remove), the bytes received and their version.
+    func takeParkedPrefix() -> (file: OpenFile?, temporaryPath: String?, received: Int64, etag: String?) {
+        condition.lock()
+        defer { condition.unlock() }
+        let path = temporaryPath
+        temporaryPath = nil
+        return (file, path, lifecycle.received, lifecycle.firstAnswerETag)
+    }
+
+    /// Ends a parked download. No handle is open (that is why it parked); a waiter that slipped in gets an
+    /// error rather than waiting forever.
+    func finishParked() {
+        condition.lock()
+        ended = true
+        let ready = takeReadyWaitersLocked()
+        condition.broadcast()
+        condition.unlock()
+        for (resume, failure) in ready { resume(failure) }
     }
 }

@@ -1,5 +1,5 @@
 // Downloads of originals into the cache: a fixed pool of transfer threads, one shared download per photo
-// (single flight), user opens before prefetch, resumable retries, and readers that stream while bytes arrive.
+// (single flight), user opens before prefetch, requests sized by what readers read, resumable retries.
 import Foundation
 import Logging
 import PhotoCatalog
@@ -23,6 +23,8 @@ private final class DownloadSink: HTTPBodySink {
     var failure: String?
     var refusal: ContentError.Kind?
     var storeFailure: ContentError.Kind?
+    /// The transfer was stopped because nobody wants its bytes any more (not a failure).
+    var stoppedByDemand = false
 
     init(download: Download, movedToMemory: @escaping (ContentError.Kind) -> Void) {
         self.download = download
@@ -52,12 +54,18 @@ private final class DownloadSink: HTTPBodySink {
             failure = "\(problem)"
             return false
         }
-        if case .failure(let kind) = download.update({ $0.stored(bytes.count) }) {
+        if case .failure(let kind) = download.storedFromNetwork(bytes.count) {
             refusal = kind
             failure = "refused"
             return false
         }
         offset = offset.saturatingAdd(Int64(bytes.count))
+        // Checked at every arrival, so a transfer nobody wants stops within a round trip of the last close.
+        if download.shouldCut {
+            stoppedByDemand = true
+            failure = "stopped: nobody reads the photo any more"
+            return false
+        }
         return true
     }
 }
@@ -77,6 +85,11 @@ public final class DownloadEngine: @unchecked Sendable {
     /// Called on a transfer thread when a download completed: its file is in place, or `uncachedReason`
     /// says why not.
     var onComplete: ((Download) -> Void)?
+    /// Called on a transfer thread, under the engine's lock (so no opener joins it meanwhile), when a download
+    /// ended with nobody wanting more: the cache keeps its prefix (`Download.takeParkedPrefix`) or drops it.
+    var onPark: ((Download) -> Void)?
+    /// How requests are sized (`DownloadDemand`).
+    var demandTuning = DownloadDemand.Tuning()
     /// Where a new download keeps its bytes, asked on its transfer thread as it starts; without it, memory.
     var makeStorage: ((Download) -> DownloadStorage)?
     /// Called on a transfer thread when the disk filled under a download and it moved to memory.
@@ -93,13 +106,19 @@ public final class DownloadEngine: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// The running download for `key`, or a new one queued at `priority`. A user asking for a queued
-    /// prefetch moves it ahead.
+    /// The download in flight for `key` (running, queued, or idle between its readers' requests), or a new
+    /// one at `priority`, continuing `restored` when the cache had a prefix of it. A user asking for a queued
+    /// prefetch moves it ahead. `want` says what this caller needs: `.reader` counts an open handle (pair it
+    /// with `Download.closed`), `.whole` makes it complete whoever reads.
     func start(key: String, source: ContentSource, finalPath: String, priority: DownloadPriority,
-               requester: String? = nil) -> Download {
+               requester: String? = nil, want: DownloadWant, restored: RestoredPrefix? = nil) -> Download {
         lock.lock()
-        defer { lock.unlock() }
+        let download: Download
+        // The want is registered under the engine's lock: a download being parked (`park`, same lock) either
+        // sees this opener or is gone from `inFlight` before it looks.
+        let wakeNow: Bool
         if let running = inFlight[key] {
+            download = running
             if priority > running.priority {
                 running.priority = priority
                 // Someone other than a thumbnailer needs it: no longer held to that process's limit (a
@@ -107,19 +126,42 @@ public final class DownloadEngine: @unchecked Sendable {
                 if requester == nil, queue.contains(where: { $0 === running }) { running.requester = nil }
                 lock.broadcast()
             }
-            return running
+            // Another opener restored the same prefix first: this copy is not needed.
+            if let restored { unlink(restored.temporaryPath) }
+            wakeNow = download.add(want)
+        } else {
+            download = Download(key: key, source: source, finalPath: finalPath, priority: priority, requester: requester,
+                                restored: restored, tuning: demandTuning)
+            download.wake = { [weak self] in self?.enqueue($0) }
+            _ = download.add(want)
+            inFlight[key] = download
+            queue.append(download)
+            startWorkerLocked()
+            lock.broadcast()
+            wakeNow = false
         }
-        let download = Download(key: key, source: source, finalPath: finalPath, priority: priority, requester: requester)
-        inFlight[key] = download
-        queue.append(download)
-        if workers < maxTransfers {
-            workers += 1
-            let thread = Thread { [weak self] in self?.work() }
-            thread.name = "download"
-            thread.start()
-        }
-        lock.broadcast()
+        lock.unlock()
+        if wakeNow { enqueue(download) }
         return download
+    }
+
+    /// Queues an idle download again (its readers want more, or nobody is left and it is to be put away).
+    private func enqueue(_ download: Download) {
+        lock.lock()
+        if inFlight[download.key] === download, !queue.contains(where: { $0 === download }) {
+            queue.append(download)
+            startWorkerLocked()
+            lock.broadcast()
+        }
+        lock.unlock()
+    }
+
+    private func startWorkerLocked() {
+        guard workers < maxTransfers else { return }
+        workers += 1
+        let thread = Thread { [weak self] in self?.work() }
+        thread.name = "download"
+        thread.start()
     }
 
     func isInFlight(_ key: String) -> Bool { lock.lock(); defer { lock.unlock() }; return inFlight[key] != nil }
@@ -144,7 +186,7 @@ public final class DownloadEngine: @unchecked Sendable {
             if let requester { runningByRequester[requester, default: 0] += 1 }
             lock.unlock()
 
-            let result = run(download)
+            let result = serve(download)
             if let requester {
                 lock.lock()
                 let left = (runningByRequester[requester] ?? 1) - 1
@@ -152,13 +194,19 @@ public final class DownloadEngine: @unchecked Sendable {
                 lock.broadcast()
                 lock.unlock()
             }
-            beforeFinish?(download)
             // A finished photo is in place and recorded by the cache before the download is forgotten, so no
             // opener starts it again and a fetch that returns finds it counted; a failed one is forgotten
             // first, so the next opener starts afresh instead of joining the failure. Either is logged before
             // its waiters wake, so a caller that saw the end finds the line.
             switch result {
+            case .idle:
+                // Kept in flight for its readers; their next read past the stored bytes queues it again.
+                continue
+            case .park:
+                park(download)
+                continue
             case .success:
+                beforeFinish?(download)
                 download.fileIntoPlace()
                 onComplete?(download)
                 logger.debug("downloaded", metadata: [
@@ -166,14 +214,15 @@ public final class DownloadEngine: @unchecked Sendable {
                     "cached": "\(download.uncachedReason == nil)",
                     "seconds": "\(String(format: "%.3f", Date().timeIntervalSince(download.started)))",
                 ])
-                download.finish(result)
+                download.finish(.success(()))
                 forget(download)
             case .failure(let error):
+                beforeFinish?(download)
                 logger.error("download failed", metadata: ["photo": "\(download.source.photoID)",
                                                            "url": "\(URLRedaction.redacted(download.source.url))",
                                                            "error": "\(error)"])
                 forget(download)
-                download.finish(result)
+                download.finish(.failure(error))
             }
         }
     }
@@ -193,30 +242,70 @@ public final class DownloadEngine: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// All attempts of one download. Transport errors, 5xx and 429 are retried with backoff, resuming from
-    /// the bytes already stored; 4xx other than 429, and refusals (size, type), are final.
-    private func run(_ download: Download) -> Result<Void, ContentError> {
+    /// What serving a download came to.
+    private enum Outcome {
+        /// Every byte is stored.
+        case success
+        case failure(ContentError)
+        /// Its readers want nothing more for now: it leaves the thread, kept in flight.
+        case idle
+        /// Nobody wants more: its prefix is to be kept and the download ended.
+        case park
+    }
+
+    /// Serves one download on this thread: the requests its demand asks for, one after another on one
+    /// kept-alive connection, until it is complete, idle or to be parked. Transport errors, 5xx and 429 are
+    /// retried with backoff, resuming from the bytes already stored (up to `attempts` failed requests in a
+    /// row; a request that delivers what it asked for resets the count); 4xx other than 429, and refusals
+    /// (size, type, version), are final.
+    private func serve(_ download: Download) -> Outcome {
         let source = download.source
         func failure(_ kind: ContentError.Kind) -> ContentError { ContentError(kind: kind, photoID: source.photoID, url: source.url) }
-        let storage = makeStorage?(download) ?? .memory(reason: .localIO("no cache directory"))
-        if let refused = download.attach(storage) { return .failure(refused) }
         let movedToMemory: (ContentError.Kind) -> Void = { [weak self] reason in self?.onMovedToMemory?(download, reason) }
         let attempts = max(1, http.configuration.attempts)
-        for attempt in 1...attempts {
+        var failures = 0
+        while true {
+            let step = download.nextStep()
+            guard case .request(_, let end) = step else {
+                switch step {
+                case .complete: return .success
+                case .idle: return .idle
+                case .park, .request: return .park
+                }
+            }
+            // Storage is made for the first request only, so a download opened and closed before its turn
+            // makes no temporary file.
+            if !download.hasStorage {
+                let storage = makeStorage?(download) ?? .memory(reason: .localIO("no cache directory"))
+                if let refused = download.attach(storage) { return .failure(refused) }
+            }
             let sink = DownloadSink(download: download, movedToMemory: movedToMemory)
             var headers: [String] = []
-            let resume = download.update { ($0.rangeHeader, $0.ifRangeHeader) }
-            if let range = resume.0 {
-                headers.append(range)
-                if let ifRange = resume.1 { headers.append(ifRange) }
+            let range = download.update { ($0.rangeHeader(to: end), $0.ifRangeHeader) }
+            if let header = range.0 {
+                headers.append(header)
+                if let ifRange = range.1 { headers.append(ifRange) }
             }
             var retryAfter: TimeInterval?
             let kind: ContentError.Kind
             do {
                 _ = try http.download(source.url, headers: headers, into: sink)
-                if download.update({ $0.transferEnded() }) == .complete { return .success(()) }
+                if download.update({ $0.transferEnded() }) == .complete { return .success }
+                if download.answerDelivered {
+                    failures = 0
+                    continue
+                }
                 kind = .truncated(expected: source.expectedSize, received: download.sinkState.received)
             } catch let error as HTTPError {
+                if sink.stoppedByDemand {
+                    // Not a failure: the connection is gone with the transfer, the bytes stored stay.
+                    download.update { _ = $0.transferEnded() }
+                    logger.debug("download stopped: no reader left", metadata: [
+                        "photo": "\(source.photoID)", "received": "\(download.sinkState.received)",
+                        "bytes": "\(source.expectedSize)",
+                    ])
+                    continue
+                }
                 if let refusal = sink.refusal { return .failure(failure(refusal)) }
                 if let storeFailure = sink.storeFailure { return .failure(failure(storeFailure)) }
                 switch error.kind {
@@ -237,13 +326,36 @@ public final class DownloadEngine: @unchecked Sendable {
             } catch {
                 return .failure(failure(.localIO("\(error)")))
             }
-            if attempt == attempts { return .failure(failure(kind)) }
+            failures += 1
+            if failures >= attempts { return .failure(failure(kind)) }
             download.update { $0.attemptFailed(kind, final: false) }
-            let wait = http.configuration.retryDelay(attempt: attempt, retryAfter: retryAfter)
-            logger.info("retrying download", metadata: ["photo": "\(source.photoID)", "attempt": "\(attempt + 1)",
+            let wait = http.configuration.retryDelay(attempt: failures, retryAfter: retryAfter)
+            logger.info("retrying download", metadata: ["photo": "\(source.photoID)", "attempt": "\(failures + 1)",
                                                        "error": "\(failure(kind))", "wait_s": "\(wait)"])
             Thread.sleep(forTimeInterval: wait)
         }
-        return .failure(failure(.unreachable("no attempt made")))
+    }
+
+    /// Puts away a download nobody wants more of, under the engine's lock so that no opener joins it while its
+    /// prefix is handed to the cache: an opener after this starts a new download, which finds the prefix.
+    /// If someone opened it since it left the thread, it is served instead.
+    private func park(_ download: Download) {
+        lock.lock()
+        switch download.confirmPark() {
+        case .park:
+            onPark?(download)
+            inFlight[download.key] = nil
+            lock.unlock()
+            logger.debug("download parked", metadata: ["photo": "\(download.source.photoID)",
+                                                       "received": "\(download.receivedBytes)",
+                                                       "bytes": "\(download.source.expectedSize)"])
+            download.finishParked()
+        case .request, .complete:
+            if !queue.contains(where: { $0 === download }) { queue.append(download) }
+            lock.broadcast()
+            lock.unlock()
+        case .idle:
+            lock.unlock()
+        }
     }
 }
