@@ -27,9 +27,13 @@ struct CacheCommand: ParsableCommand {
         func run() throws {
             let directory = location.directory
             let (count, bytes) = CacheCommand.usage(of: directory.appendingPathComponent("originals"))
+            // Prefixes of photos whose readers stopped early (a header scan): counted against the limit too.
+            let (partialCount, partialBytes) = CacheCommand.usage(of: directory.appendingPathComponent("partial"))
             print("cache: \(directory.path)")
             print("photos: \(count)")
-            print("bytes: \(bytes) (\(ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)))")
+            print("partial: \(partialCount) (\(ByteCountFormatter.string(fromByteCount: partialBytes, countStyle: .binary)))")
+            let total = bytes &+ partialBytes
+            print("bytes: \(total) (\(ByteCountFormatter.string(fromByteCount: total, countStyle: .binary)))")
             if let limit = try? String(contentsOf: directory.appendingPathComponent("limit"), encoding: .utf8),
                let value = Int64(limit.trimmingCharacters(in: .whitespacesAndNewlines)) {
                 print("limit: \(value) (\(ByteCountFormatter.string(fromByteCount: value, countStyle: .binary)))")
@@ -45,20 +49,24 @@ struct CacheCommand: ParsableCommand {
 
     struct Clear: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete every cached photo (a live mount downloads them again when opened).")
+            abstract: "Delete every cached photo and partial photo (a live mount downloads them again when opened).")
         @OptionGroup var location: Location
         func run() throws {
             // Only a photofs cache (tagged, empty, or an earlier photofs's) is cleared: never a folder of the user's.
             do { try CacheDirectory.checkUsable(location.directory.path) } catch { throw CommandFailure("\(error)") }
-            let originals = location.directory.appendingPathComponent("originals")
-            let (count, bytes) = CacheCommand.usage(of: originals)
-            // Only what photofs wrote: a file of someone else's that found its way in is left alone.
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: originals.path)) ?? []
-            where CacheDirectory.isEntryName(name) {
-                // Unlinking is safe under a live mount: open files keep their bytes until closed.
-                unlink(originals.appendingPathComponent(name).path)
+            var removed: [Int64] = []
+            for subdirectory in ["originals", "partial"] {
+                let folder = location.directory.appendingPathComponent(subdirectory)
+                let (count, bytes) = CacheCommand.usage(of: folder)
+                // Only what photofs wrote: a file of someone else's that found its way in is left alone.
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+                where CacheDirectory.isEntryName(name) {
+                    // Unlinking is safe under a live mount: open files keep their bytes until closed.
+                    unlink(folder.appendingPathComponent(name).path)
+                }
+                removed += [Int64(count), bytes]
             }
-            print("removed \(count) photos, \(bytes) bytes from \(location.directory.path)")
+            print("removed \(removed[0]) photos and \(removed[2]) partial photos, \(removed[1] &+ removed[3]) bytes from \(location.directory.path)")
         }
     }
 
