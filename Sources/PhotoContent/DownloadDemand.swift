@@ -6,23 +6,28 @@ import Foundation
 /// The demand on one download. The download asks it what to do whenever a request ends (`next`), and while
 /// a request runs whether to cut it short (`shouldCut`); opens, closes, reads and whole-photo wants update it.
 ///
-/// Why requests follow reads: a header scan (`exiftool -fast`, `file`, an import scan) opens a photo, reads
-/// its first 64 KiB and closes it. A download of the whole photo on every open made the origin send 83× what
+/// Why requests follow reads: a header scan (`exiftool -fast`, `identify -ping`, an import scan) opens a photo,
+/// reads its first 64 KiB and closes it. A download of the whole photo on every open made the origin send 83× what
 /// such a scan read (32 camera originals: 2.1 MB read, 173 MB sent). So an open asks for the first
 /// `firstRequest` bytes only; a reader that reads on gets requests that reach `lookahead` past its furthest
 /// read, and once its reads reach `wholeReader` it is reading the photo whole (a viewer, `cat`) and the rest
 /// comes in one request, cut short if every reader leaves before it ends.
 public struct DownloadDemand: Equatable, Sendable {
     public struct Tuning: Equatable, Sendable {
-        /// What an open asks for before any read: 128 KiB, the kernel's first read of a FUSE file (its 128 KiB
-        /// readahead window: a 64 KiB read(2) arrives as one 128 KiB read). Measured over the WAN profile
-        /// against 256 KiB, 512 KiB and a whole-photo request cut short at close (bench/wan-notes.md).
-        public var firstRequest: Int64 = 128 << 10
+        /// What an open asks for before any read: 256 KiB. A 64 KiB read(2) reaches the daemon as one 128 KiB
+        /// read (the kernel's readahead window), and the same 64 KiB read 8 KiB at a time (exiftool, `identify
+        /// -ping`) as reads of 16, 32, 64 and 128 KiB, up to 240 KiB: one request of 256 KiB answers either.
+        /// Measured over the WAN profile (40 ms, 100 Mbit/s; bench/wan-notes.md), 32 camera originals read
+        /// 8 KiB at a time: 128 KiB sent 0.48 MiB a photo (a second request for the readahead), 256 KiB
+        /// 0.25 MiB, 512 KiB 0.50 MiB, all about 60 ms a photo; a whole-photo request cut short at close sent
+        /// 0.96 MiB and took 102 ms (each cut closes the connection, so every open paid a new one).
+        public var firstRequest: Int64 = 256 << 10
         /// How far past its furthest read a reader reading on is served ahead: 256 KiB, two of the kernel's
         /// reads. Python's buffered open reads st_blksize (1 MiB) at once, which reaches the daemon as 128 KiB
         /// reads one or two at a time (1.125 MiB in all with readahead): a lookahead of 256 KiB keeps what the
-        /// origin sends for `PIL.Image.open(p).size` near 1.4 MiB, where doubling windows (mountpoint-s3's
-        /// growth: 128 K, 256 K, 512 K, 1 M) would overshoot to 1.9 MiB.
+        /// origin sends for `PIL.Image.open(p).size` under 1.125 + 0.25 MiB (measured: 1.33 MiB a photo;
+        /// 384 KiB measured 1.27 but may reach 1.5), where doubling windows (mountpoint-s3's growth: 256 K,
+        /// 512 K, 1 M) would send 1.75 MiB.
         public var lookahead: Int64 = 256 << 10
         /// Reads reaching 2 MiB (or the end of a smaller photo) are a reader reading the photo whole: no header
         /// reader in our measurements reads past 1.25 MiB (Pillow with a 1 MiB buffer).

@@ -8,7 +8,7 @@ final class DownloadDemandTests: XCTestCase {
     static let mib: Int64 = 1 << 20
     let kib = DownloadDemandTests.kib, mib = DownloadDemandTests.mib
 
-    /// A 10 MiB photo (a camera original) with the default tuning: first request 128 KiB, lookahead 256 KiB,
+    /// A 10 MiB photo (a camera original) with the default tuning: first request 256 KiB, lookahead 256 KiB,
     /// whole reader at 2 MiB, cut above 1 MiB.
     func camera() -> DownloadDemand { DownloadDemand(size: 10 * mib) }
 
@@ -23,23 +23,24 @@ final class DownloadDemandTests: XCTestCase {
         var demand = camera()
         demand.opened()
         XCTAssertEqual(demand.readers, 1)
-        XCTAssertEqual(demand.next(received: 0), .request(from: 0, to: 128 * kib))
-        // A header read of 64 KiB arrives as one 128 KiB read: within the first request, nothing more.
-        demand.read(upTo: 128 * kib)
-        XCTAssertEqual(demand.next(received: 128 * kib), .idle, "the reader has what it asked for")
+        XCTAssertEqual(demand.next(received: 0), .request(from: 0, to: 256 * kib))
+        // A header read of 64 KiB, 8 KiB at a time, reaches the daemon as reads up to 240 KiB (the kernel's
+        // readahead): within the first request, nothing more.
+        demand.read(upTo: 240 * kib)
+        XCTAssertEqual(demand.next(received: 256 * kib), .idle, "the reader has what it asked for")
         XCTAssertFalse(demand.readsWhole)
     }
 
     func testAReaderReadingOnGetsALookaheadPastItsFurthestRead() {
         var demand = camera()
         demand.opened()
-        demand.read(upTo: 256 * kib)
-        XCTAssertEqual(demand.next(received: 128 * kib), .request(from: 128 * kib, to: 512 * kib))
+        demand.read(upTo: 384 * kib)
+        XCTAssertEqual(demand.next(received: 256 * kib), .request(from: 256 * kib, to: 640 * kib))
         // Reads inside what is stored ask for nothing.
-        demand.read(upTo: 300 * kib)
-        XCTAssertEqual(demand.next(received: 512 * kib), .idle)
-        demand.read(upTo: 640 * kib)
-        XCTAssertEqual(demand.next(received: 512 * kib), .request(from: 512 * kib, to: 896 * kib))
+        demand.read(upTo: 500 * kib)
+        XCTAssertEqual(demand.next(received: 640 * kib), .idle)
+        demand.read(upTo: 768 * kib)
+        XCTAssertEqual(demand.next(received: 640 * kib), .request(from: 640 * kib, to: 1024 * kib))
     }
 
     /// Pillow's `Image.open(p).size` through a 1 MiB buffer: 128 KiB reads up to 1.125 MiB. Every request it
@@ -79,19 +80,19 @@ final class DownloadDemandTests: XCTestCase {
         XCTAssertFalse(demand.readsWhole, "the open's own expectation is not reading")
         demand.read(upTo: 600 * kib)
         XCTAssertTrue(demand.readsWhole)
-        XCTAssertEqual(demand.next(received: 128 * kib), .request(from: 128 * kib, to: 600 * kib))
+        XCTAssertEqual(demand.next(received: 256 * kib), .request(from: 256 * kib, to: 600 * kib))
     }
 
     func testARemainderShorterThanALookaheadComesWithTheRequestBeforeIt() {
-        // 300 KiB: after the first 128 KiB only 172 KiB would be left, less than a lookahead: one request.
+        // 300 KiB: after the first 256 KiB only 44 KiB would be left, less than a lookahead: one request.
         var small = DownloadDemand(size: 300 * kib)
         small.opened()
         XCTAssertEqual(small.next(received: 0), .request(from: 0, to: 300 * kib))
-        // Past the first request the same: 10 MiB with a reader at 9.8 MiB asks for the end, not 9.8 + 0.25.
-        var demand = camera()
+        // Past the first request the same: 1 MiB with a reader at 600 KiB asks for the end, not 600 + 256 KiB.
+        var demand = DownloadDemand(size: 1 * mib)
         demand.opened()
-        demand.read(upTo: 200 * kib)
-        XCTAssertEqual(demand.next(received: 128 * kib), .request(from: 128 * kib, to: 456 * kib))
+        demand.read(upTo: 600 * kib)
+        XCTAssertEqual(demand.next(received: 256 * kib), .request(from: 256 * kib, to: 1 * mib))
         var tiny = DownloadDemand(size: 100 * kib)
         tiny.opened()
         XCTAssertEqual(tiny.next(received: 0), .request(from: 0, to: 100 * kib), "never past the photo")
@@ -131,7 +132,7 @@ final class DownloadDemandTests: XCTestCase {
         demand.closed()
         XCTAssertTrue(demand.shouldCut(received: 2 * mib, requestEnd: 10 * mib), "8 MiB left: cut")
         XCTAssertFalse(demand.shouldCut(received: 9 * mib, requestEnd: 10 * mib), "1 MiB left: finished, the connection kept")
-        XCTAssertFalse(demand.shouldCut(received: 0, requestEnd: 128 * kib), "a first request is never cut")
+        XCTAssertFalse(demand.shouldCut(received: 0, requestEnd: 256 * kib), "a first request is never cut")
         XCTAssertTrue(demand.shouldCut(received: 0, requestEnd: .max), "no overflow at the extremes")
     }
 

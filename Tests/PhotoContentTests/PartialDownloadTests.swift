@@ -77,12 +77,12 @@ final class PartialDownloadTests: XCTestCase {
         XCTAssertEqual(try read(handle, 64 << 10), photo.image.data.prefix(64 << 10))
         cache.release(handle)
         XCTAssertTrue(settled(cache, photo))
-        XCTAssertEqual(sent(photo), 128 << 10, "the first request, 128 KiB, and nothing after it")
+        XCTAssertEqual(sent(photo), 256 << 10, "the first request, 256 KiB, and nothing after it")
         XCTAssertEqual(partials(), [OriginalCache.key(for: source(photo))])
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("tmp").path), [])
-        XCTAssertEqual(cache.currentBytes, Int64((128 << 10) + PartialEntry.fixedLength + photo.image.etag.utf8.count),
+        XCTAssertEqual(cache.currentBytes, Int64((256 << 10) + PartialEntry.fixedLength + photo.image.etag.utf8.count),
                        "the prefix counts against the bound")
-        XCTAssertEqual(cache.currentStatistics.downloadedBytes, 128 << 10)
+        XCTAssertEqual(cache.currentStatistics.downloadedBytes, 256 << 10)
     }
 
     func testAPrefixIsResumedWithRangeAndTheWholePhotoIsRight() throws {
@@ -95,12 +95,12 @@ final class PartialDownloadTests: XCTestCase {
         origin.resetCounters()
         let second = try cache.open(source(photo))
         XCTAssertEqual(origin.requestCount(method: "GET"), 0, "the prefix holds the header: no request")
-        XCTAssertEqual(try read(second, 100_000), photo.image.data.prefix(100_000))
+        XCTAssertEqual(try read(second, 200_000), photo.image.data.prefix(200_000))
         XCTAssertEqual(origin.requestCount(method: "GET"), 0)
         XCTAssertEqual(try readWhole(second), photo.image.data)
         cache.release(second)
         XCTAssertTrue(settled(cache, photo))
-        XCTAssertEqual(sent(photo), photo.image.data.count - (128 << 10), "only what the prefix did not hold")
+        XCTAssertEqual(sent(photo), photo.image.data.count - (256 << 10), "only what the prefix did not hold")
         XCTAssertNotNil(cache.cachedPath(for: source(photo)))
         XCTAssertEqual(partials(), [], "the whole photo supersedes its prefix")
     }
@@ -116,11 +116,11 @@ final class PartialDownloadTests: XCTestCase {
         }
         origin.resetCounters()
         let cache = try makeCache()
-        XCTAssertEqual(cache.currentBytes, Int64((128 << 10) + PartialEntry.fixedLength + photo.image.etag.utf8.count))
+        XCTAssertEqual(cache.currentBytes, Int64((256 << 10) + PartialEntry.fixedLength + photo.image.etag.utf8.count))
         let handle = try cache.open(source(photo))
         XCTAssertEqual(try readWhole(handle), photo.image.data)
         cache.release(handle)
-        XCTAssertEqual(sent(photo), photo.image.data.count - (128 << 10), "resumed after a restart")
+        XCTAssertEqual(sent(photo), photo.image.data.count - (256 << 10), "resumed after a restart")
     }
 
     func testAPrefixOfAnotherVersionOrDamagedIsNeverServed() throws {
@@ -214,7 +214,7 @@ final class PartialDownloadTests: XCTestCase {
     }
 
     func testPartialEntriesAreEvictedLikeWholeOnes() throws {
-        let prefixBytes = Int64((128 << 10) + PartialEntry.fixedLength + 18)
+        let prefixBytes = Int64((256 << 10) + PartialEntry.fixedLength + 18)
         let cache = try makeCache(maxBytes: 2 * prefixBytes + 100)
         for photo in photos.prefix(3) {
             let handle = try cache.open(source(photo))
