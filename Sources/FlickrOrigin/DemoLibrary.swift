@@ -134,6 +134,24 @@ public enum DemoLibrary {
     /// account's private, friends-only, family-only and friends-and-family photos, two videos (one private),
     /// and its albums, one of them empty and one with a title that is no file name. `make` itself stays as
     /// it was, so a query import (getRecent) of it lists what it always listed.
+    /// `library` with camera-sized originals: each JPEG original followed by `padding` bytes of seeded filler,
+    /// which decoders ignore after the end-of-image marker. Tests of what a read costs need 6–14 MB files (what
+    /// phones and cameras write) without encoding 24 MP images; the filler differs per photo, so no two
+    /// originals share bytes (or an ETag).
+    public static func cameraSized(_ library: OriginLibrary, padding: Int) -> OriginLibrary {
+        var library = library
+        for index in library.photos.indices where library.photos[index].image.contentType == "image/jpeg" {
+            var random = SeededGenerator(seed: UInt64(index) &+ 0x5eed)
+            var filler = [UInt8](repeating: 0, count: max(0, padding))
+            for word in stride(from: 0, to: filler.count, by: 8) {
+                let value = random.next()
+                for byte in 0..<min(8, filler.count - word) { filler[word + byte] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(byte))) }
+            }
+            library.photos[index].image.data.append(contentsOf: filler)
+        }
+        return library
+    }
+
     public static func account(count: Int = 240, seed: UInt64 = 2024, scale: Int = 1) -> OriginLibrary {
         var library = make(count: count, seed: seed, scale: scale)
         library.accounts = [account]

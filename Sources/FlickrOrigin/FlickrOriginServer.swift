@@ -134,6 +134,8 @@ public final class FlickrOriginServer: @unchecked Sendable {
     private var truncateOnce = Set<String>()
     private var replaceAfterNextAnswer: [String: OriginImage] = [:]
     private var requestCounts: [String: Int] = [:]
+    /// Image body bytes handed to the socket, by path (`bodyBytesSent`).
+    private var sentBytes: [String: Int] = [:]
     var rawRecords: [String: String] = [:]
     private var restStatuses: [Int] = []
     public var malformedAnswers = false
@@ -222,8 +224,18 @@ public final class FlickrOriginServer: @unchecked Sendable {
         }.values.reduce(0, +)
     }
 
+    /// Image body bytes the origin handed to its sockets for `path` (or for every image, for nil): what it
+    /// sent, whatever the client did with it. Exact for a photo served with `setRate` (the bytes go out a
+    /// chunk at a time, so a client that hangs up stops the count); at full speed a whole answer fits the
+    /// loopback socket's buffers and counts whole.
+    public func bodyBytesSent(path: String? = nil) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        if let path { return sentBytes[path] ?? 0 }
+        return sentBytes.values.reduce(0, +)
+    }
+
     /// Forgets every request counted so far, the REST call log included.
-    public func resetCounters() { lock.lock(); requestCounts = [:]; restCalls = []; lock.unlock() }
+    public func resetCounters() { lock.lock(); requestCounts = [:]; sentBytes = [:]; restCalls = []; lock.unlock() }
 
     func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock(); defer { lock.unlock() }
@@ -405,13 +417,24 @@ public final class FlickrOriginServer: @unchecked Sendable {
                                          truncateAfter: isTruncated ? (end + 1 - start) / 2 : nil)
             partial.delay = delay
             partial.bytesPerSecond = rate
+            partial.bodySent = countSent(request.path)
             return partial
         }
         var response = ServerResponse(status: 200, headers: headers, body: image.data,
                                       truncateAfter: isTruncated ? total / 2 : nil)
         response.delay = delay
         response.bytesPerSecond = rate
+        response.bodySent = countSent(request.path)
         return response
+    }
+
+    private func countSent(_ path: String) -> @Sendable (Int) -> Void {
+        { [weak self] count in
+            guard let self else { return }
+            lock.lock()
+            sentBytes[path, default: 0] += count
+            lock.unlock()
+        }
     }
 
     /// One "bytes=a-b", "bytes=a-" or "bytes=-n" range; nil for anything else (served whole, as RFC 9110 allows).

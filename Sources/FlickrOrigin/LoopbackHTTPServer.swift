@@ -21,6 +21,8 @@ public struct ServerResponse: Sendable {
     public var delay: TimeInterval = 0
     /// Test hook: send the body at about this many bytes per second (a slow link).
     public var bytesPerSecond: Int?
+    /// Told how many body bytes each write handed to the socket (what the origin sent, as a counter sees it).
+    public var bodySent: (@Sendable (Int) -> Void)?
 
     public init(status: Int, headers: [(String, String)] = [], body: Data = Data(), truncateAfter: Int? = nil) {
         self.status = status; self.headers = headers; self.body = body; self.truncateAfter = truncateAfter
@@ -166,31 +168,38 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             head += "Content-Length: \(response.body.count)\r\n"
         }
         head += keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n"
-        var bytes = Data(head.utf8)
+        let bytes = Data(head.utf8)
         let body = request.method == "HEAD" ? Data() : response.truncateAfter.map { response.body.prefix($0) } ?? response.body
-        guard let rate = response.bytesPerSecond, rate > 0 else { return write(bytes + body, to: fd) }
-        guard write(bytes, to: fd) else { return false }
+        guard let rate = response.bytesPerSecond, rate > 0 else {
+            let written = write(bytes + body, to: fd)
+            response.bodySent?(max(0, written - bytes.count))
+            return written == bytes.count + body.count
+        }
+        guard write(bytes, to: fd) == bytes.count else { return false }
         // 10 chunks a second at the requested rate.
         let chunk = max(1, rate / 10)
         var offset = body.startIndex
         while offset < body.endIndex {
             let end = min(offset + chunk, body.endIndex)
-            guard write(body[offset..<end], to: fd) else { return false }
+            let written = write(body[offset..<end], to: fd)
+            response.bodySent?(written)
+            guard written == end - offset else { return false }
             offset = end
             if offset < body.endIndex { Thread.sleep(forTimeInterval: 0.1) }
         }
         return true
     }
 
-    private func write(_ bytes: Data, to fd: Int32) -> Bool {
+    /// Sends `bytes`; returns how many went (all of them unless the peer went away).
+    private func write(_ bytes: Data, to fd: Int32) -> Int {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let n = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                if n <= 0 { return false }
+                if n <= 0 { return offset }
                 offset += n
             }
-            return true
+            return offset
         }
     }
 

@@ -10,16 +10,23 @@ public struct CacheReport: Equatable, Sendable {
     public var directory: String
     /// Files under names photofs writes in `originals/`.
     public var photos: Int
-    /// Their sizes added, saturating at `Int64.max`.
+    /// Prefixes of photos whose readers stopped early (a header scan), in `partial/`: they count against the
+    /// limit like whole photos.
+    public var partials: Int
+    public var partialBytes: Int64
+    /// The sizes of both added, saturating at `Int64.max`.
     public var bytes: Int64
     /// The bound the last mount used, when `limit` holds a number of at least 0.
     public var limit: Int64?
     /// The counters of `statistics.json`, when it decodes (negative counters read as 0).
     public var statistics: CacheStatistics?
 
-    public init(directory: String, photos: Int, bytes: Int64, limit: Int64?, statistics: CacheStatistics?) {
+    public init(directory: String, photos: Int, partials: Int = 0, partialBytes: Int64 = 0, bytes: Int64, limit: Int64?,
+                statistics: CacheStatistics?) {
         self.directory = directory
         self.photos = photos
+        self.partials = partials
+        self.partialBytes = partialBytes
         self.bytes = bytes
         self.limit = limit
         self.statistics = statistics
@@ -28,7 +35,8 @@ public struct CacheReport: Equatable, Sendable {
     /// Reads `directory` as `OriginalCache` lays it out. Never blocks on a FIFO nor reads a device behind a
     /// planted symlink (`CacheDirectory.readSmallFile`).
     public static func read(directory: String) -> CacheReport {
-        let (photos, bytes) = usage(ofOriginals: directory + "/originals")
+        let (photos, wholeBytes) = usage(ofOriginals: directory + "/originals")
+        let (partials, partialBytes) = usage(ofOriginals: directory + "/partial")
         // 64 bytes: the longest Int64 is 20 characters; anything longer is not a limit photofs wrote.
         let limit = CacheDirectory.readSmallFile(directory + "/limit", limit: 64)
             .flatMap { Int64(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }
@@ -36,10 +44,12 @@ public struct CacheReport: Equatable, Sendable {
         // 64 KiB: the limit OriginalCache reads the same file with.
         let statistics = CacheDirectory.readSmallFile(directory + "/statistics.json", limit: 64 << 10)
             .flatMap { try? JSONDecoder().decode(CacheStatistics.self, from: $0) }
-        return CacheReport(directory: directory, photos: photos, bytes: bytes, limit: limit, statistics: statistics)
+        return CacheReport(directory: directory, photos: photos, partials: partials, partialBytes: partialBytes,
+                           bytes: wholeBytes.saturatingAdd(partialBytes), limit: limit, statistics: statistics)
     }
 
-    /// How many regular files under names photofs writes `path` holds, and their bytes (saturating).
+    /// How many regular files under names photofs writes `path` holds (`originals/` or `partial/`), and their
+    /// bytes (saturating).
     public static func usage(ofOriginals path: String) -> (count: Int, bytes: Int64) {
         var count = 0
         var bytes: Int64 = 0
@@ -54,7 +64,9 @@ public struct CacheReport: Equatable, Sendable {
 
     /// What `photofs cache stats` prints, one line each.
     public var lines: [String] {
-        var lines = ["cache: \(directory)", "photos: \(photos)", "bytes: \(bytes) (\(CacheReport.binary(bytes)))"]
+        var lines = ["cache: \(directory)", "photos: \(photos)",
+                     "partial: \(partials) (\(CacheReport.binary(partialBytes)))",
+                     "bytes: \(bytes) (\(CacheReport.binary(bytes)))"]
         if let limit { lines.append("limit: \(limit) (\(CacheReport.binary(limit)))") }
         if let statistics {
             let rate = statistics.hitRate.map { String(format: "%.1f%%", $0) } ?? "n/a"

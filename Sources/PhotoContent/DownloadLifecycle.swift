@@ -22,6 +22,9 @@ public struct DownloadLifecycle: Equatable, Sendable {
     public private(set) var received: Int64 = 0
     /// Where the current response's bytes go (a resumed response starts at `received`).
     private var writeOffset: Int64 = 0
+    /// The end (exclusive) of the current answer's bytes: the photo's size for a 200, the Content-Range's end
+    /// for a 206. A request for a range ends without completing the photo, and that is not a truncation.
+    public private(set) var answerEnd: Int64 = 0
     /// Whether an answer was accepted yet, and the ETag it carried (nil: none): every later answer must be
     /// the same version of the photo, because readers may already hold `[0, received)` of it.
     private var firstAnswerAccepted = false
@@ -33,8 +36,36 @@ public struct DownloadLifecycle: Equatable, Sendable {
         self.expectedETag = DownloadLifecycle.normalizedETag(expectedETag)
     }
 
+    /// A download resumed from a verified prefix kept in the cache (`PartialEntry`): `received` bytes of the
+    /// version `answerETag` (the first answer's, recorded with them) are stored, as if that answer had just
+    /// ended. Every later answer must be that version, exactly as within one run.
+    public init(expectedSize: Int64, expectedType: String, expectedETag: String? = nil, resumingAt received: Int64,
+                answerETag: String?) {
+        self.init(expectedSize: expectedSize, expectedType: expectedType, expectedETag: expectedETag)
+        let kept = min(max(0, received), max(0, expectedSize))
+        self.received = kept
+        writeOffset = kept
+        answerEnd = kept
+        firstAnswerAccepted = kept > 0
+        firstAnswerETag = kept > 0 ? DownloadLifecycle.normalizedETag(answerETag) : nil
+    }
+
+    /// Whether an answer was verified (or a verified prefix restored): an opener need not wait for another.
+    public var isVerified: Bool { firstAnswerAccepted }
+
+    /// Whether the current answer delivered every byte it announced.
+    public var answerDelivered: Bool { received >= answerEnd }
+
     /// The Range header for the next attempt: resume where the stored bytes end.
-    public var rangeHeader: String? { received > 0 ? "Range: bytes=\(received)-" : nil }
+    public var rangeHeader: String? { rangeHeader(to: expectedSize) }
+
+    /// The Range header asking for `[received, end)`: nil for the whole photo from its first byte, "bytes=a-"
+    /// for the rest (also for an end at or before the stored bytes: never a header that asks for nothing),
+    /// "bytes=a-b" (b inclusive, RFC 9110 §14.1.2) for less.
+    public func rangeHeader(to end: Int64) -> String? {
+        if end >= expectedSize || end <= received { return received > 0 ? "Range: bytes=\(received)-" : nil }
+        return "Range: bytes=\(received)-\(end - 1)"
+    }
 
     /// The If-Range header sent with `rangeHeader`: the catalog's ETag, else the first answer's, so an origin
     /// whose bytes changed answers 200 (refused below) rather than a 206 of the new bytes. Only a strong tag:
@@ -90,17 +121,20 @@ public struct DownloadLifecycle: Equatable, Sendable {
             }
         }
         if status == 206 {
+            // Any end the origin chose (it may send less than asked), but within the photo.
             guard let range = DownloadLifecycle.parseContentRange(contentRange), range.start == received,
                   range.total == expectedSize else {
                 return refuse(.sizeMismatch(expected: expectedSize, received: DownloadLifecycle.parseContentRange(contentRange)?.total ?? -1))
             }
             writeOffset = received
+            answerEnd = range.end + 1
         } else {
             if let contentLength, contentLength != expectedSize {
                 return refuse(.sizeMismatch(expected: expectedSize, received: contentLength))
             }
             writeOffset = 0
             received = 0
+            answerEnd = expectedSize
         }
         if !firstAnswerAccepted {
             firstAnswerAccepted = true
@@ -110,11 +144,12 @@ public struct DownloadLifecycle: Equatable, Sendable {
         return .success(writeOffset)
     }
 
-    /// `count` more body bytes were stored at the write offset. Refuses bytes past the expected size.
+    /// `count` more body bytes were stored at the write offset. Refuses bytes past the expected size, or past
+    /// the end of the range the answer announced (a 206 whose body outruns its Content-Range).
     public mutating func stored(_ count: Int) -> Result<Void, ContentError.Kind> {
         // Checked arithmetic: the expected size comes from the catalog and may be near Int64.max.
         let (end, overflow) = writeOffset.addingReportingOverflow(Int64(count))
-        guard !overflow, end <= expectedSize else {
+        guard !overflow, end <= expectedSize, end <= answerEnd else {
             return refuse(.sizeMismatch(expected: expectedSize, received: overflow ? .max : end)).map { _ in }
         }
         writeOffset = end
@@ -158,12 +193,15 @@ public struct DownloadLifecycle: Equatable, Sendable {
         return opaque(a) == opaque(b)
     }
 
-    /// "bytes 100-199/1000" → (100, 1000)
-    static func parseContentRange(_ header: String?) -> (start: Int64, total: Int64)? {
+    /// "bytes 100-199/1000" → (100, 199, 1000); nil unless 0 ≤ start ≤ end < total (the header comes from the
+    /// network: an end past the photo, or before the start, is refused rather than trusted).
+    static func parseContentRange(_ header: String?) -> (start: Int64, end: Int64, total: Int64)? {
         guard let header, header.hasPrefix("bytes ") else { return nil }
-        let parts = header.dropFirst(6).split(separator: "/")
-        guard parts.count == 2, let total = Int64(parts[1]),
-              let start = parts[0].split(separator: "-").first.flatMap({ Int64($0) }) else { return nil }
-        return (start, total)
+        let parts = header.dropFirst(6).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let total = Int64(parts[1]) else { return nil }
+        let bounds = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]),
+              start >= 0, start <= end, end < total else { return nil }
+        return (start, end, total)
     }
 }

@@ -72,13 +72,19 @@ public final class ContentHandle: @unchecked Sendable {
     let download: Download?
     let photoID: String
 
+    /// Whether the handle counts as a reader of its download (`Download.closed` at release): not for a
+    /// finished download kept in memory, which no longer asks for anything.
+    let isReader: Bool
+
     init(cachedFile: OpenFile, key: String, size: Int64, photoID: String) {
         self.cachedFile = cachedFile; self.download = nil; self.key = key; self.size = size; self.photoID = photoID
+        isReader = false
     }
 
-    init(download: Download, key: String) {
+    init(download: Download, key: String, reader: Bool) {
         self.cachedFile = nil; self.download = download; self.key = key
         self.size = download.source.expectedSize; self.photoID = download.source.photoID
+        isReader = reader
     }
 
     /// Whether the bytes are kept in memory for this open (the cache could not take them).
@@ -126,10 +132,12 @@ public struct CacheStatistics: Codable, Sendable, Equatable {
 /// memory when the disk cannot take a photo.
 ///
 /// Layout: `CACHEDIR.TAG` (the directory is photofs's; see `CacheDirectory`), `originals/<key>` complete
-/// photos (the key changes when the photo does), `tmp/<key>.<random>.part` downloads under way,
-/// `statistics.json`, `limit` (the bound last used). The files themselves are the index: a file's mtime is
-/// its last use, so the LRU order and the bound survive restarts with no separate database. Only names
-/// photofs writes are read, counted, evicted or removed.
+/// photos (the key changes when the photo does), `partial/<key>` verified prefixes of photos whose readers
+/// all left before the end (`PartialEntry`: a later open continues them with a Range request),
+/// `tmp/<key>.<random>.part` downloads under way, `statistics.json`, `limit` (the bound last used). The files
+/// themselves are the index: a file's mtime is its last use, so the LRU order and the bound survive restarts
+/// with no separate database; partial entries are counted and evicted like whole ones. Only names photofs
+/// writes are read, counted, evicted or removed.
 ///
 /// Degraded mode: when a download's temporary file cannot be created (disk full, quota, directory removed
 /// and not re-creatable, read-only, no permission), or there is less free space than the photo needs, or the
@@ -145,11 +153,20 @@ public final class OriginalCache: @unchecked Sendable {
     // a system call per open for nothing.
     private let directoryPath: String
     private let objectsPath: String
+    private let partialPath: String
     private let temporaryPath: String
+
+    /// One file the cache counts: a whole photo in `originals/`, or a verified prefix in `partial/` (a key
+    /// has at most one of them: a prefix is taken out of `partial/` when its download resumes).
+    private struct Entry {
+        var size: Int64
+        var lastUse: Date
+        var isPartial = false
+    }
 
     private let lock = NSLock()
     private let repairLock = NSLock()
-    private var entries: [String: (size: Int64, lastUse: Date)] = [:]
+    private var entries: [String: Entry] = [:]
     private var totalBytes: Int64 = 0
     private var openCounts: [String: Int] = [:]
     private var statistics = CacheStatistics()
@@ -166,21 +183,24 @@ public final class OriginalCache: @unchecked Sendable {
     /// 256 MiB: the largest stored variant `storedData` reads back (a rendered variant is a few MB).
     static let storedDataLimit = 256 << 20
 
-    /// Claims the cache directory (refusing a foreign one: `CacheDirectoryError`), creates `originals/` and
-    /// `tmp/` (0700: cached photos may be private), removes leftovers of downloads a crash interrupted (never
-    /// renamed into place, so nothing is lost) and evicts down to `maxBytes`.
+    /// Claims the cache directory (refusing a foreign one: `CacheDirectoryError`), creates `originals/`,
+    /// `partial/` and `tmp/` (0700: cached photos may be private), removes leftovers of downloads a crash
+    /// interrupted (never renamed into place, so nothing is lost) and evicts down to `maxBytes`. `demand` sizes
+    /// the requests of downloads that readers open (`DownloadDemand`).
     public init(directory: URL, http: HTTPClient, maxBytes: Int64 = OriginalCache.defaultMaxBytes,
-                maxTransfers: Int = 16, logger: Logger) throws {
+                maxTransfers: Int = 16, demand: DownloadDemand.Tuning = DownloadDemand.Tuning(), logger: Logger) throws {
         self.directory = directory
         self.maxBytes = max(0, maxBytes)
         self.logger = logger
         directoryPath = directory.path
         objectsPath = directoryPath + "/originals"
+        partialPath = directoryPath + "/partial"
         temporaryPath = directoryPath + "/tmp"
         engine = DownloadEngine(http: http, maxTransfers: maxTransfers, logger: logger)
+        engine.demandTuning = demand
         try CacheDirectory.claim(directoryPath)
         chmod(directoryPath, 0o700)
-        for path in [objectsPath, temporaryPath] {
+        for path in [objectsPath, partialPath, temporaryPath] {
             if let problem = OriginalCache.makeSubdirectory(path) { throw CacheDirectoryError(path: path, reason: problem) }
         }
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: temporaryPath)) ?? []
@@ -194,6 +214,7 @@ public final class OriginalCache: @unchecked Sendable {
         }
         writeSmallFile("limit", Data(String(self.maxBytes).utf8))
         engine.onComplete = { [weak self] download in self?.added(download) }
+        engine.onPark = { [weak self] download in self?.keepPrefix(of: download) }
         engine.makeStorage = { [weak self] download in
             self?.makeStorage(for: download) ?? .memory(reason: .localIO("the cache is closing"))
         }
@@ -245,10 +266,10 @@ public final class OriginalCache: @unchecked Sendable {
         }
         guard !byPrefix.isEmpty else { return 0 }
         lock.lock()
-        var doomed: [(key: String, size: Int64)] = []
+        var doomed: [(key: String, entry: Entry)] = []
         for (key, entry) in entries where openCounts[key] == nil {
             guard let dash = key.lastIndex(of: "-"), let rule = byPrefix[String(key[..<dash])], key != rule.keeping else { continue }
-            doomed.append((key, entry.size))
+            doomed.append((key, entry))
             entries[key] = nil
             totalBytes = max(0, totalBytes.saturatingAdd(-entry.size))
         }
@@ -256,15 +277,15 @@ public final class OriginalCache: @unchecked Sendable {
         // Unlinked outside the lock: opens of other photos do not wait for the disk. A file that could not be
         // removed goes back into the books, so eviction still counts and removes it later.
         var freed: Int64 = 0
-        var kept: [(key: String, size: Int64)] = []
-        for (key, size) in doomed {
-            if unlink(objectsPath + "/" + key) == 0 || errno == ENOENT { freed = freed.saturatingAdd(size) } else { kept.append((key, size)) }
+        var kept: [(key: String, entry: Entry)] = []
+        for (key, entry) in doomed {
+            if unlink(path(of: key, entry)) == 0 || errno == ENOENT { freed = freed.saturatingAdd(entry.size) } else { kept.append((key, entry)) }
         }
         if !kept.isEmpty {
             lock.lock()
-            for (key, size) in kept where entries[key] == nil {
-                entries[key] = (size, Date.distantPast)
-                totalBytes = totalBytes.saturatingAdd(size)
+            for (key, entry) in kept where entries[key] == nil {
+                entries[key] = Entry(size: entry.size, lastUse: .distantPast, isPartial: entry.isPartial)
+                totalBytes = totalBytes.saturatingAdd(entry.size)
             }
             lock.unlock()
         }
@@ -281,16 +302,21 @@ public final class OriginalCache: @unchecked Sendable {
         if Int64(info.st_size) == source.expectedSize { return path }
         unlink(path)
         lock.lock()
-        if let old = entries.removeValue(forKey: key) { totalBytes = max(0, totalBytes.saturatingAdd(-old.size)) }
+        if let old = entries[key], !old.isPartial {
+            entries[key] = nil
+            totalBytes = max(0, totalBytes.saturatingAdd(-old.size))
+        }
         lock.unlock()
         return nil
     }
 
     /// Opens a photo for reading. A cached photo opens at once; otherwise its download starts (or is joined)
     /// at user priority and this returns as soon as the origin's answer is verified, so the first bytes can
-    /// be read while the rest arrives. When the cache cannot take the photo, the handle reads it from memory.
-    /// `thumbnailer` names the thumbnailing process behind the open: its download waits behind every other
-    /// and counts against that process's limit (`DownloadEngine.perRequesterLimit`).
+    /// be read while the rest arrives; a photo with a partial entry opens at once, its download continuing
+    /// only if a read needs more than the prefix holds. The download asks for what the handle's reads need
+    /// (`DownloadDemand`), and stops when the last handle closes. When the cache cannot take the photo, the
+    /// handle reads it from memory. `thumbnailer` names the thumbnailing process behind the open: its download
+    /// waits behind every other and counts against that process's limit (`DownloadEngine.perRequesterLimit`).
     public func open(_ source: ContentSource, thumbnailer: String? = nil) throws -> ContentHandle {
         let key = OriginalCache.key(for: source)
         if let file = openCachedFile(source) {
@@ -299,30 +325,35 @@ public final class OriginalCache: @unchecked Sendable {
         }
         if let held = heldUncached(key) {
             noteOpen(key, hit: true)
-            return ContentHandle(download: held, key: key)
+            return ContentHandle(download: held, key: key, reader: false)
         }
         let download = startDownload(source, key: key, priority: thumbnailer == nil ? .user : .thumbnailer,
-                                     requester: thumbnailer)
-        try download.waitUntilVerified()
+                                     requester: thumbnailer, want: .reader)
+        do { try download.waitUntilVerified() } catch {
+            download.closed()
+            throw error
+        }
         noteOpen(key, hit: false)
-        return ContentHandle(download: download, key: key)
+        return ContentHandle(download: download, key: key, reader: true)
     }
 
     /// Ends a use of a handle (the LRU may now evict its file). Its bytes (a descriptor or memory) go when the
-    /// last reference to it does.
+    /// last reference to it does; its download stops if no other reader or whole-photo want is left.
     public func release(_ handle: ContentHandle) {
+        if handle.isReader { handle.download?.closed() }
         lock.lock()
         if let count = openCounts[handle.key] { openCounts[handle.key] = count > 1 ? count - 1 : nil }
         evictLocked()
         lock.unlock()
     }
 
-    /// Starts downloading a photo at low priority unless it is cached or already coming. Not while the cache
-    /// is degraded: a prefetched photo nobody holds would be downloaded into memory and dropped.
+    /// Starts downloading a photo whole at low priority unless it is cached (a download readers opened is
+    /// made to complete). Not while the cache is degraded: a prefetched photo nobody holds would be
+    /// downloaded into memory and dropped.
     public func prefetch(_ source: ContentSource) {
         let key = OriginalCache.key(for: source)
-        guard degradation == nil, !engine.isInFlight(key), cachedPath(for: source) == nil else { return }
-        _ = startDownload(source, key: key, priority: .prefetch)
+        guard degradation == nil, cachedPath(for: source) == nil else { return }
+        _ = startDownload(source, key: key, priority: .prefetch, want: .whole)
     }
 
     /// Downloads a photo completely (if needed) and returns its cache path. Throws if the photo could not be
@@ -330,7 +361,7 @@ public final class OriginalCache: @unchecked Sendable {
     public func fetch(_ source: ContentSource) throws -> String {
         if let path = cachedPath(for: source) { return path }
         let key = OriginalCache.key(for: source)
-        let download = startDownload(source, key: key, priority: .user)
+        let download = startDownload(source, key: key, priority: .user, want: .whole)
         if let path = try download.waitUntilEnded() { return path }
         throw ContentError(kind: download.uncachedReason ?? .localIO("not cached"), photoID: source.photoID, url: source.url)
     }
@@ -343,7 +374,7 @@ public final class OriginalCache: @unchecked Sendable {
             return data
         }
         let key = OriginalCache.key(for: source)
-        return try (heldUncached(key) ?? startDownload(source, key: key, priority: priority)).allBytes()
+        return try (heldUncached(key) ?? startDownload(source, key: key, priority: priority, want: .whole)).allBytes()
     }
 
     /// Keeps bytes made here (a rendered variant) under `key` (a name `key(for:)` makes), written to a
@@ -373,7 +404,7 @@ public final class OriginalCache: @unchecked Sendable {
         }
         lock.lock()
         if let old = entries[key] { totalBytes = max(0, totalBytes.saturatingAdd(-old.size)) }
-        entries[key] = (Int64(data.count), Date())
+        entries[key] = Entry(size: Int64(data.count), lastUse: Date())
         totalBytes = totalBytes.saturatingAdd(Int64(data.count))
         evictLocked()
         lock.unlock()
@@ -414,9 +445,74 @@ public final class OriginalCache: @unchecked Sendable {
         init(_ download: Download) { self.download = download }
     }
 
+    /// The photo's download, joined or started; a new one continues the photo's partial entry if it has a
+    /// valid one.
     private func startDownload(_ source: ContentSource, key: String, priority: DownloadPriority,
-                               requester: String? = nil) -> Download {
-        engine.start(key: key, source: source, finalPath: objectsPath + "/" + key, priority: priority, requester: requester)
+                               requester: String? = nil, want: DownloadWant) -> Download {
+        let restored = engine.isInFlight(key) ? nil : takePartial(source, key: key)
+        return engine.start(key: key, source: source, finalPath: objectsPath + "/" + key, priority: priority,
+                            requester: requester, want: want, restored: restored)
+    }
+
+    /// The photo's partial entry, moved to `tmp/` for a download to continue (the rename is the claim: two
+    /// openers cannot both take it) and checked (`PartialEntry.open`). One that fails a check is removed and
+    /// logged: it is never served.
+    private func takePartial(_ source: ContentSource, key: String) -> RestoredPrefix? {
+        lock.lock()
+        let known = entries[key]?.isPartial == true
+        lock.unlock()
+        // Only what the index knows (the scan at start, or a park since): no system call for every open of a
+        // photo that never had one.
+        guard known else { return nil }
+        let claimed = temporaryPath + "/\(key).\(UInt32.random(in: 0...UInt32.max)).part"
+        let moved = rename(partialPath + "/" + key, claimed) == 0
+        lock.lock()
+        if let entry = entries[key], entry.isPartial {
+            entries[key] = nil
+            totalBytes = max(0, totalBytes.saturatingAdd(-entry.size))
+        }
+        lock.unlock()
+        guard moved else { return nil }
+        guard let (file, entry) = PartialEntry.open(path: claimed, photoSize: source.expectedSize, catalogETag: source.etag) else {
+            unlink(claimed)
+            logger.warning("partial cache entry discarded: it does not check out", metadata: [
+                "photo": "\(source.photoID)", "file": "\(partialPath)/\(key)",
+            ])
+            return nil
+        }
+        logger.debug("resuming from a partial cache entry", metadata: [
+            "photo": "\(source.photoID)", "received": "\(entry.prefixLength)", "bytes": "\(source.expectedSize)",
+        ])
+        return RestoredPrefix(file: file, temporaryPath: claimed, received: entry.prefixLength, etag: entry.etag)
+    }
+
+    /// Keeps the prefix of a download nobody wants more of as a partial entry (called by the engine under its
+    /// lock, so no opener joins the download meanwhile). A prefix in memory (degraded cache), an empty one, or
+    /// one that cannot be written is dropped.
+    private func keepPrefix(of download: Download) {
+        let prefix = download.takeParkedPrefix()
+        recordFetched(download.fetchedBytes)
+        guard let path = prefix.temporaryPath else { return }
+        guard let file = prefix.file, prefix.received > 0,
+              let size = PartialEntry.seal(file, received: prefix.received, photoSize: download.source.expectedSize,
+                                           etag: prefix.etag),
+              rename(path, partialPath + "/" + download.key) == 0 else {
+            unlink(path)
+            return
+        }
+        lock.lock()
+        if let old = entries[download.key] { totalBytes = max(0, totalBytes.saturatingAdd(-old.size)) }
+        entries[download.key] = Entry(size: size, lastUse: Date(), isPartial: true)
+        totalBytes = totalBytes.saturatingAdd(size)
+        evictLocked()
+        lock.unlock()
+    }
+
+    private func recordFetched(_ bytes: Int64) {
+        lock.lock()
+        statistics.downloadedBytes = statistics.downloadedBytes.saturatingAdd(max(0, bytes))
+        statisticsDirty = true
+        lock.unlock()
     }
 
     /// The cache file of a source, opened without following a symlink, if it is a regular file of the
@@ -474,6 +570,7 @@ public final class OriginalCache: @unchecked Sendable {
     private func ensureDirectories() -> String? {
         var info = stat()
         if lstat(objectsPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
+           lstat(partialPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
            lstat(temporaryPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
             return nil
         }
@@ -482,17 +579,18 @@ public final class OriginalCache: @unchecked Sendable {
         repairLock.lock()
         defer { repairLock.unlock() }
         if lstat(objectsPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
+           lstat(partialPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
            lstat(temporaryPath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
             return nil
         }
         do { try CacheDirectory.claim(directoryPath) } catch { return "\(error)" }
-        for path in [objectsPath, temporaryPath] {
+        for path in [objectsPath, partialPath, temporaryPath] {
             if let problem = OriginalCache.makeSubdirectory(path) { return "\(path): \(problem)" }
         }
         logger.notice("cache directory re-created", metadata: ["directory": "\(directoryPath)"])
         // Whatever the index held is gone with the directory.
         lock.lock()
-        entries = entries.filter { access(objectsPath + "/" + $0.key, F_OK) == 0 }
+        entries = entries.filter { access(path(of: $0.key, $0.value), F_OK) == 0 }
         totalBytes = entries.values.reduce(0) { $0.saturatingAdd($1.size) }
         lock.unlock()
         return nil
@@ -513,15 +611,23 @@ public final class OriginalCache: @unchecked Sendable {
 
     /// Reads the index from `originals/`: regular files named like keys only.
     private func scanEntries() {
-        var found: [String: (size: Int64, lastUse: Date)] = [:]
+        var found: [String: Entry] = [:]
         var total: Int64 = 0
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: objectsPath)) ?? [] where CacheDirectory.isEntryName(name) {
-            var info = stat()
-            guard lstat(objectsPath + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-            let size = max(0, Int64(info.st_size))
-            // A hostile mtime is any Int: Date takes any Double, and the LRU only compares them.
-            found[name] = (size, Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)))
-            total = total.saturatingAdd(size)
+        // Whole photos first: a prefix of a photo that is also whole is useless, and is removed.
+        for (directory, isPartial) in [(objectsPath, false), (partialPath, true)] {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where CacheDirectory.isEntryName(name) {
+                var info = stat()
+                guard lstat(directory + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+                if isPartial, found[name] != nil {
+                    unlink(directory + "/" + name)
+                    continue
+                }
+                let size = max(0, Int64(info.st_size))
+                // A hostile mtime is any Int: Date takes any Double, and the LRU only compares them.
+                found[name] = Entry(size: size, lastUse: Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec)),
+                                    isPartial: isPartial)
+                total = total.saturatingAdd(size)
+            }
         }
         lock.lock()
         entries = found
@@ -572,17 +678,20 @@ public final class OriginalCache: @unchecked Sendable {
         lock.lock()
         let now = Date()
         var touch = false
-        if let entry = entries[key] {
+        var path: String?
+        if var entry = entries[key] {
             // Record the use on disk too (mtime), at most once a minute per file: the LRU order must
             // survive a restart, but a rsync re-reading thousands of photos should not rewrite inodes.
             touch = !(now.timeIntervalSince(entry.lastUse) <= 60)
-            entries[key] = (entry.size, now)
+            entry.lastUse = now
+            entries[key] = entry
+            path = self.path(of: key, entry)
         }
         lock.unlock()
-        if touch {
+        if touch, let path {
             let stamp = timespec(tv_sec: Int(now.timeIntervalSince1970), tv_nsec: 0)
             var times = [stamp, stamp]
-            utimensat(AT_FDCWD, objectsPath + "/" + key, &times, AT_SYMLINK_NOFOLLOW)
+            utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW)
         }
     }
 
@@ -596,23 +705,34 @@ public final class OriginalCache: @unchecked Sendable {
         }
         noteCachingWorks()
         lock.lock()
-        if let old = entries[download.key] { totalBytes = max(0, totalBytes.saturatingAdd(-old.size)) }
-        entries[download.key] = (max(0, download.source.expectedSize), Date())
+        if let old = entries[download.key] {
+            totalBytes = max(0, totalBytes.saturatingAdd(-old.size))
+            // A prefix of the photo parked while this download ran from the start: the whole photo supersedes it.
+            if old.isPartial { unlink(path(of: download.key, old)) }
+        }
+        entries[download.key] = Entry(size: max(0, download.source.expectedSize), lastUse: Date())
         totalBytes = totalBytes.saturatingAdd(max(0, download.source.expectedSize))
-        statistics.downloadedBytes = statistics.downloadedBytes.saturatingAdd(max(0, download.source.expectedSize))
+        // What crossed the network for it: a resumed photo counts only the bytes after its prefix.
+        statistics.downloadedBytes = statistics.downloadedBytes.saturatingAdd(download.fetchedBytes)
         statisticsDirty = true
         evictLocked()
         lock.unlock()
     }
 
-    /// Removes least recently used files until the cache fits `maxBytes`. Open files and downloads in flight
+    /// Where an entry's file is.
+    private func path(of key: String, _ entry: Entry) -> String {
+        (entry.isPartial ? partialPath : objectsPath) + "/" + key
+    }
+
+    /// Removes least recently used files (whole photos and partial entries alike) until the cache fits
+    /// `maxBytes`. Open files and downloads in flight
     /// are never removed, so the cache exceeds the bound by at most those.
     private func evictLocked() {
         guard totalBytes > maxBytes else { return }
         let candidates = entries.filter { openCounts[$0.key] == nil }.sorted { $0.value.lastUse < $1.value.lastUse }
         for (key, entry) in candidates {
             guard totalBytes > maxBytes else { break }
-            if unlink(objectsPath + "/" + key) == 0 || errno == ENOENT {
+            if unlink(path(of: key, entry)) == 0 || errno == ENOENT {
                 entries[key] = nil
                 totalBytes = max(0, totalBytes.saturatingAdd(-entry.size))
                 statistics.evictions = statistics.evictions.saturatingAdd(1)

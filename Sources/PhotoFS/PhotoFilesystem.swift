@@ -13,8 +13,9 @@ public struct FilesystemOptions: Sendable {
     public var uncountedOpeners = UncountedOpeners()
     /// How often the catalog is checked for changes made by another process (an import).
     public var catalogPollInterval: TimeInterval = 1
-    /// Photos after the opened one, in its directory's listing order, downloaded ahead at low priority
-    /// (PhotoKit's caching image manager does the same for the cells about to scroll into view). 0 = off.
+    /// Photos after the one being read, in its directory's listing order, downloaded ahead at low priority
+    /// once it is read whole (`WholeReading`; PhotoKit's caching image manager does the same for the cells
+    /// about to scroll into view). 0 = off.
     public var prefetchCount = 3
     /// What each photo is shown as: nil for the original bytes, else a smaller variant (`--size`).
     public var variant: VariantSpec?
@@ -43,10 +44,23 @@ public final class OpenPhoto: @unchecked Sendable {
     /// Which version of the photo's bytes this handle reads, and how it uses the page cache.
     let identity: String
     let pageCache: PageCacheMode
+    /// The photos to warm once this handle reads its photo whole (its folder's next ones, found at open).
+    let neighbours: [Int64]
+    private let readLock = NSLock()
+    private var reading: WholeReading
     init(content: ContentHandle?, variantBytes: Data?, photoID: String, attributes: NodeAttributes,
-         identity: String, pageCache: PageCacheMode) {
+         identity: String, pageCache: PageCacheMode, neighbours: [Int64] = []) {
         self.content = content; self.variantBytes = variantBytes; self.photoID = photoID
         self.attributes = attributes; self.identity = identity; self.pageCache = pageCache
+        self.neighbours = neighbours
+        reading = WholeReading(size: attributes.size)
+    }
+
+    /// Records a read; true the one time this handle's reads make it a whole reader.
+    func noteRead(offset: Int64, count: Int) -> Bool {
+        readLock.lock()
+        defer { readLock.unlock() }
+        return reading.read(offset: offset, count: count)
     }
 }
 
@@ -673,12 +687,16 @@ public final class PhotoFilesystem: @unchecked Sendable {
             ? try openOriginal(source, photo: photo, inode: inode, thumbnailer: thumbnailer) : nil
         // Which bytes this handle reads: the original's cache key (the handle has it), plus the variant's.
         let identity = (content?.key ?? OriginalCache.key(for: source)) + variantIdentity
+        var neighbours: [Int64] = []
         if let opener, options.uncountedOpeners.contains(opener) {
             logger.trace("open not counted as recent", metadata: ["photo": "\(photo.id)", "opener": "\(opener.names)"])
         } else {
             recent.noteOpen(seq: seq)
             // A backup or a thumbnailer reads everything anyway; prefetching for it would double its requests.
-            prefetchAfter(inode)
+            // The folder position is taken now (an open is what moves it); the originals are warmed when this
+            // handle reads its photo whole (`read`), a sized mount's variants now, as its open renders anyway.
+            neighbours = self.neighbours(of: inode)
+            if variants != nil { prefetch(neighbours) }
         }
         lock.lock()
         openPhotos[inode] = (attributes, (openPhotos[inode]?.count ?? 0) + 1)
@@ -689,7 +707,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
                                                   "keep": "\(mode.keepCache)", "direct": "\(mode.directIO)"])
         }
         let handle = OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes,
-                               identity: identity, pageCache: mode)
+                               identity: identity, pageCache: mode, neighbours: variants == nil ? neighbours : [])
         return OpenReply(handle: handle, pageCache: mode)
     }
 
@@ -718,8 +736,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of file (the FUSE read contract).
-    /// Bytes still downloading are waited for.
+    /// Bytes still downloading are waited for. The read that makes the handle a whole reader warms its
+    /// folder's next photos.
     public func read(_ handle: OpenPhoto, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        if !handle.neighbours.isEmpty, handle.noteRead(offset: offset, count: buffer.count) { prefetch(handle.neighbours) }
         if let bytes = handle.variantBytes {
             guard offset >= 0, offset < Int64(bytes.count) else { return 0 }
             let count = min(buffer.count, bytes.count - Int(offset))
@@ -771,20 +791,25 @@ public final class PhotoFilesystem: @unchecked Sendable {
                              etag: photo.etag)
     }
 
-    /// Queues the next `prefetchCount` photos after `inode` (before it, when the opener is going backwards) in
-    /// the most recently listed directory holding it.
-    private func prefetchAfter(_ inode: UInt64) {
-        guard options.prefetchCount > 0 else { return }
-        guard let (listing, index, backwards) = recentPosition(of: inode, opening: true) else { return }
+    /// The next `prefetchCount` photos after `inode` (before it, when the opener is going backwards) in the most
+    /// recently listed directory holding it; the open becomes that directory's last opened position.
+    private func neighbours(of inode: UInt64) -> [Int64] {
+        guard options.prefetchCount > 0 else { return [] }
+        guard let (listing, index, backwards) = recentPosition(of: inode, opening: true) else { return [] }
         let entries = listing.entries
         // Onwards, or backwards for a viewer going back through the folder (each step the entry before).
         let count = options.prefetchCount
         let ahead = backwards ? Array(entries[max(0, index - count)..<index].reversed())
                               : Array(entries[(index + 1)..<min(entries.count, index + 1 + count)])
-        let next = ahead.compactMap { entry -> Int64? in
+        return ahead.compactMap { entry -> Int64? in
             if case .photo(let seq) = entry.node { return seq }
             return nil
         }
+    }
+
+    /// Warms photos at low priority: their originals are downloaded whole, or a sized mount renders them.
+    private func prefetch(_ next: [Int64]) {
+        guard !next.isEmpty else { return }
         if let variants {
             // A sized mount renders ahead (which downloads the sources) rather than only downloading.
             prefetcher.async { [self] in variants.produceLater(next.compactMap { try? photoRow($0) }.filter(\.isAvailable)) }

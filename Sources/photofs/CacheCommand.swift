@@ -33,20 +33,24 @@ struct CacheCommand: ParsableCommand {
 
     struct Clear: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete every cached photo (a live mount downloads them again when opened).")
+            abstract: "Delete every cached photo and partial photo (a live mount downloads them again when opened).")
         @OptionGroup var location: Location
         func run() throws {
             // Only a photofs cache (tagged, empty, or an earlier photofs's) is cleared: never a folder of the user's.
             do { try CacheDirectory.checkUsable(location.directory.path) } catch { throw CommandFailure("\(error)") }
-            let originals = location.directory.appendingPathComponent("originals")
-            let (count, bytes) = CacheReport.usage(ofOriginals: originals.path)
-            // Only what photofs wrote: a file of someone else's that found its way in is left alone.
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: originals.path)) ?? []
-            where CacheDirectory.isEntryName(name) {
-                // Unlinking is safe under a live mount: open files keep their bytes until closed.
-                unlink(originals.appendingPathComponent(name).path)
+            var removed: [Int64] = []
+            for subdirectory in ["originals", "partial"] {
+                let folder = location.directory.appendingPathComponent(subdirectory)
+                let (count, bytes) = CacheReport.usage(ofOriginals: folder.path)
+                // Only what photofs wrote: a file of someone else's that found its way in is left alone.
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+                where CacheDirectory.isEntryName(name) {
+                    // Unlinking is safe under a live mount: open files keep their bytes until closed.
+                    unlink(folder.appendingPathComponent(name).path)
+                }
+                removed += [Int64(count), bytes]
             }
-            print("removed \(count) photos, \(bytes) bytes from \(location.directory.path)")
+            print("removed \(removed[0]) photos and \(removed[2]) partial photos, \(removed[1] &+ removed[3]) bytes from \(location.directory.path)")
         }
     }
 }

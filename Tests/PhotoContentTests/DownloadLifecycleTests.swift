@@ -171,4 +171,94 @@ final class DownloadLifecycleTests: XCTestCase {
         XCTAssertThrowsError(try chunked.stored(1).get())
         XCTAssertTrue(chunked.isFinished)
     }
+    // MARK: Ranges
+
+    func testARangeAnswerEndsWithoutCompletingAndTheNextContinuesIt() {
+        var life = DownloadLifecycle(expectedSize: 100, expectedType: "image/jpeg", expectedETag: "\"v\"")
+        XCTAssertEqual(life.rangeHeader(to: 30), "Range: bytes=0-29")
+        XCTAssertNil(life.ifRangeHeader, "a first range needs no If-Range: the ETag itself is checked")
+        XCTAssertFalse(life.isVerified)
+        XCTAssertEqual(life.responseBegan(status: 206, contentType: "image/jpeg", contentLength: 30,
+                                          contentRange: "bytes 0-29/100", etag: "\"v\""), .success(0))
+        XCTAssertTrue(life.isVerified)
+        XCTAssertEqual(life.answerEnd, 30)
+        XCTAssertFalse(life.answerDelivered)
+        _ = life.stored(30)
+        XCTAssertTrue(life.answerDelivered)
+        XCTAssertEqual(life.transferEnded(), .waiting, "a range delivered is not the photo")
+        XCTAssertEqual(life.rangeHeader(to: 60), "Range: bytes=30-59")
+        XCTAssertEqual(life.rangeHeader(to: 100), "Range: bytes=30-")
+        XCTAssertEqual(life.ifRangeHeader, "If-Range: \"v\"")
+        // The origin may send less than was asked: its Content-Range says where this answer ends.
+        XCTAssertEqual(life.responseBegan(status: 206, contentType: "image/jpeg", contentLength: 20,
+                                          contentRange: "bytes 30-49/100", etag: "\"v\""), .success(30))
+        XCTAssertEqual(life.answerEnd, 50)
+        _ = life.stored(20)
+        XCTAssertEqual(life.transferEnded(), .waiting)
+        XCTAssertEqual(life.responseBegan(status: 206, contentType: "image/jpeg", contentLength: 50,
+                                          contentRange: "bytes 50-99/100", etag: "\"v\""), .success(50))
+        _ = life.stored(50)
+        XCTAssertEqual(life.transferEnded(), .complete)
+    }
+
+    func testRangeHeadersNeverLeaveThePhoto() {
+        var life = DownloadLifecycle(expectedSize: 100, expectedType: "image/jpeg")
+        XCTAssertNil(life.rangeHeader(to: 100), "the whole photo: no Range")
+        XCTAssertNil(life.rangeHeader(to: 500))
+        XCTAssertNil(life.rangeHeader(to: 0), "never a header asking for nothing: the whole photo")
+        XCTAssertNil(life.rangeHeader(to: -5))
+        _ = life.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 100, contentRange: nil)
+        _ = life.stored(40)
+        XCTAssertEqual(life.rangeHeader(to: 10), "Range: bytes=40-", "an end before the stored bytes asks for the rest")
+        XCTAssertEqual(life.rangeHeader(to: .max), "Range: bytes=40-")
+    }
+
+    func testAnOriginIgnoringRangeSendsTheWholePhotoFromZero() {
+        var life = DownloadLifecycle(expectedSize: 100, expectedType: "image/jpeg")
+        XCTAssertEqual(life.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 100, contentRange: nil), .success(0))
+        XCTAssertEqual(life.answerEnd, 100, "a 200 runs to the end whatever was asked")
+    }
+
+    func testABodyOutrunningItsContentRangeIsRefused() {
+        var life = DownloadLifecycle(expectedSize: 100, expectedType: "image/jpeg")
+        _ = life.responseBegan(status: 206, contentType: "image/jpeg", contentLength: nil, contentRange: "bytes 0-29/100")
+        XCTAssertNoThrow(try life.stored(30).get())
+        XCTAssertThrowsError(try life.stored(1).get())
+        XCTAssertTrue(life.isFinished)
+    }
+
+    func testHostileContentRangesAreRefused() {
+        for header in ["bytes 0-100/100", "bytes 0-99999999999999999999/100", "bytes 10-5/100", "bytes -1-5/100",
+                       "bytes 0-/100", "bytes 0-5", "bytes 0-5/100/7", "bytes */100", "items 0-5/100", "bytes 0-5/-1",
+                       "bytes 0-5-7/100", ""] {
+            var life = DownloadLifecycle(expectedSize: 100, expectedType: "image/jpeg")
+            XCTAssertThrowsError(try life.responseBegan(status: 206, contentType: "image/jpeg", contentLength: nil,
+                                                        contentRange: header).get(), header)
+        }
+        var missing = DownloadLifecycle(expectedSize: 100, expectedType: "image/jpeg")
+        XCTAssertThrowsError(try missing.responseBegan(status: 206, contentType: "image/jpeg", contentLength: nil,
+                                                       contentRange: nil).get())
+    }
+
+    func testAPrefixKeptFromAnEarlierRunResumesAsItsFirstAnswersVersion() {
+        var life = DownloadLifecycle(expectedSize: 100, expectedType: "image/jpeg", expectedETag: nil,
+                                     resumingAt: 40, answerETag: "\"a\"")
+        XCTAssertTrue(life.isVerified, "an opener need not wait for the origin")
+        XCTAssertEqual(life.received, 40)
+        XCTAssertEqual(life.phase, .waiting)
+        XCTAssertTrue(life.answerDelivered)
+        XCTAssertEqual(life.rangeHeader(to: 70), "Range: bytes=40-69")
+        XCTAssertEqual(life.ifRangeHeader, "If-Range: \"a\"")
+        // The origin changed since: If-Range made it send the new version whole, which is refused.
+        var changed = life
+        XCTAssertEqual(changed.responseBegan(status: 200, contentType: "image/jpeg", contentLength: 100,
+                                             contentRange: nil, etag: "\"b\""),
+                       .failure(.changedAtOrigin(expected: "\"a\"", received: "\"b\"")))
+        XCTAssertEqual(life.responseBegan(status: 206, contentType: "image/jpeg", contentLength: 30,
+                                          contentRange: "bytes 40-69/100", etag: "\"a\""), .success(40))
+        // Absurd or empty prefixes clamp: nothing stored is nothing verified.
+        XCTAssertFalse(DownloadLifecycle(expectedSize: 100, expectedType: "image/jpeg", resumingAt: 0, answerETag: "\"a\"").isVerified)
+        XCTAssertEqual(DownloadLifecycle(expectedSize: 100, expectedType: "image/jpeg", resumingAt: -7, answerETag: nil).received, 0)
+        XCTAssertEqual(DownloadLifecycle(expectedSize: 100, expectedType: "image/jpeg", resumingAt: .max, answerETag: nil).received, 100)
+    }
 }

@@ -30,13 +30,13 @@ final class DownloadPriorityTests: XCTestCase {
         engine.onComplete = { download in lock.lock(); order.append(download.key); lock.unlock() }
         // The one transfer thread is busy with photo 0 until the test lets go.
         let held = origin.hold(.request("GET", path: URL(string: source(0).url)!.path))
-        let first = engine.start(key: "0", source: source(0), finalPath: "/nonexistent/0", priority: .user)
+        let first = engine.start(key: "0", source: source(0), finalPath: "/nonexistent/0", priority: .user, want: .whole)
         XCTAssertTrue(held.waitForArrival(timeout: 10))
         // Queued while it waits, lowest priority first.
         let queued = [
-            engine.start(key: "thumbnailer", source: source(1), finalPath: "/nonexistent/1", priority: .thumbnailer, requester: "process 1"),
-            engine.start(key: "prefetch", source: source(2), finalPath: "/nonexistent/2", priority: .prefetch),
-            engine.start(key: "person", source: source(3), finalPath: "/nonexistent/3", priority: .user),
+            engine.start(key: "thumbnailer", source: source(1), finalPath: "/nonexistent/1", priority: .thumbnailer, requester: "process 1", want: .whole),
+            engine.start(key: "prefetch", source: source(2), finalPath: "/nonexistent/2", priority: .prefetch, want: .whole),
+            engine.start(key: "person", source: source(3), finalPath: "/nonexistent/3", priority: .user, want: .whole),
         ]
         held.release()
         _ = try first.waitUntilEnded()
@@ -50,13 +50,13 @@ final class DownloadPriorityTests: XCTestCase {
         let engine = DownloadEngine(http: HTTPClient(logger: Logger(label: "test")), maxTransfers: 8, logger: Logger(label: "test"))
         let held = origin.hold(OriginRequestMatch { $0.method == "GET" })
         let first = (1...5).map { engine.start(key: "a\($0)", source: source($0), finalPath: "/nonexistent/a\($0)",
-                                               priority: .thumbnailer, requester: "process A") }
+                                               priority: .thumbnailer, requester: "process A", want: .whole) }
         XCTAssertTrue(eventually { held.arrivals == 2 }, "process A's first two")
         let other = engine.start(key: "b", source: source(6), finalPath: "/nonexistent/b", priority: .thumbnailer,
-                                 requester: "process B")
+                                 requester: "process B", want: .whole)
         XCTAssertTrue(eventually { held.arrivals == 3 }, "process B is not behind A's queue")
         // A person asking for one of A's queued photos takes it out of A's limit.
-        let joined = engine.start(key: "a5", source: source(5), finalPath: "/nonexistent/a5", priority: .user)
+        let joined = engine.start(key: "a5", source: source(5), finalPath: "/nonexistent/a5", priority: .user, want: .whole)
         XCTAssertTrue(joined === first[4])
         XCTAssertTrue(eventually { held.arrivals == 4 }, "the person's photo starts at once")
         XCTAssertEqual(held.arrivals, 4, "A still has two running and two waiting")

@@ -1,9 +1,10 @@
-// Which photos an open downloads ahead: the ones after it in its folder, or before it when the opener is
-// stepping backwards (each open the entry before the last); found at once however the folder was entered.
+// Which photos a whole read downloads ahead: the ones after it in its folder, or before it when the opener is
+// stepping backwards (each open the entry before the last); found at once however the folder was entered; none
+// for an open that only looks at its photo's header.
 import Foundation
 import Logging
 import PhotoCatalog
-import PhotoContent
+@testable import PhotoContent
 import PhotoFS
 import PhotoTree
 import XCTest
@@ -73,5 +74,28 @@ final class PrefetchDirectionTests: XCTestCase {
         try view(8)
         XCTAssertTrue(settle([9, 10]), "a jump is not a step back: it looks ahead of where it landed")
         XCTAssertFalse(try isCached(7))
+    }
+
+    func inFlight(_ index: Int) throws -> Bool {
+        guard case .photo(let seq) = entries[index].node, let photo = try fixture.catalog.photo(seq: seq),
+              let size = photo.byteSize, let type = photo.contentType else { return false }
+        return fixture.cache.engine.isInFlight(OriginalCache.key(for: ContentSource(
+            photoID: photo.id, url: photo.originalURL, expectedSize: size, contentType: type, etag: photo.etag)))
+    }
+
+    func testAnOpenThatReadsOnlyAHeaderWarmsNothing() throws {
+        let reply = try filesystem.open(inode: entries[3].attributes.inode)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 100, alignment: 16)
+        defer { buffer.deallocate() }
+        XCTAssertEqual(try filesystem.read(reply.handle, into: buffer, at: 0), 100)
+        filesystem.release(reply.handle)
+        // Flush: a later whole read's prefetches are queued behind any the header read had queued (one serial
+        // queue), so once they are cached, photos 4 and 5 would be cached or coming.
+        try view(8)
+        XCTAssertTrue(settle([9, 10]))
+        for index in [4, 5] {
+            XCTAssertFalse(try isCached(index), "photo \(index) was warmed by a header read")
+            XCTAssertFalse(try inFlight(index))
+        }
     }
 }
