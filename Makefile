@@ -6,8 +6,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build and run-time needs: libfuse3 + fusermount3, SQLite, libcurl, libpng, libjpeg-turbo, pkg-config;
 # rsync, file, procps (ps), attr (getfattr, setfattr) and libglib2.0-bin (gio) are used by the integration
 # tests and the demo's hints; xvfb, pcmanfm, xdotool and imagemagick (import) by the file manager test;
-# nginx-light by the caching proxy test.
-APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps attr libglib2.0-bin xvfb pcmanfm xdotool imagemagick nginx-light libexif-dev libheif-dev libgeonames-dev libimage-exiftool-perl libheif-examples
+# nginx-light by the caching proxy test; libwebp-dev decodes and encodes Immich's WebP thumbnails.
+APT_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev pkg-config rsync file procps attr libglib2.0-bin xvfb pcmanfm xdotool imagemagick nginx-light libexif-dev libheif-dev libgeonames-dev libimage-exiftool-perl libheif-examples libwebp-dev
 BIN := .build/release/photofs
 
 .PHONY: all deps build test demo install uninstall bench clean

@@ -26,6 +26,8 @@ let package = Package(
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CGeonames", pkgConfig: "geonames", providers: [.apt(["libgeonames-dev"])]),
+        // Immich's 250 px thumbnails are WebP (libwebp).
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
 
         // catalog → tree → content → filesystem logic → FUSE adapter → CLI
         .target(name: "PhotoCatalog", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
@@ -42,6 +44,9 @@ let package = Package(
         // Your own photo folders as a source: walking, EXIF/HEIF metadata, places, file identity across imports.
         .target(name: "FolderImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", "CExif", "CHeif", "CGeonames",
                                                    .product(name: "Logging", package: "swift-log")]),
+        // Immich as a source: WebP images, the loopback Immich-format origin, and the importer (client, sign-in, mapping).
+        .target(name: "WebPImage", dependencies: ["CWebP", "PhotoContent"]),
+        .target(name: "ImmichOrigin", dependencies: ["FlickrOrigin", "PhotoContent", "WebPImage", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "PhotoFS", dependencies: ["PhotoCatalog", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FuseAdapter", dependencies: ["CFuse", "PhotoFS", .product(name: "Logging", package: "swift-log")]),
         // The CLI's pure parsing: `-o` mount option lists, secret arguments (unit-tested without a process).
@@ -49,6 +54,7 @@ let package = Package(
         .executableTarget(name: "photofs", dependencies: [
             "PhotoCatalog", "PhotoFS", "FuseAdapter", "FlickrImport", "FlickrOrigin", "PhotoContent", "PhotoSources", "FolderImport",
             "CommandLineOptions", "OAuth1",
+            "ImmichOrigin",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
