@@ -47,6 +47,7 @@ let package = Package(
         // Immich as a source: WebP images, the loopback Immich-format origin, and the importer (client, sign-in, mapping).
         .target(name: "WebPImage", dependencies: ["CWebP", "PhotoContent"]),
         .target(name: "ImmichOrigin", dependencies: ["FlickrOrigin", "PhotoContent", "WebPImage", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "ImmichImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", .product(name: "Logging", package: "swift-log")]),
         .target(name: "PhotoFS", dependencies: ["PhotoCatalog", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FuseAdapter", dependencies: ["CFuse", "PhotoFS", .product(name: "Logging", package: "swift-log")]),
         // The CLI's pure parsing: `-o` mount option lists, secret arguments (unit-tested without a process).
@@ -54,7 +55,7 @@ let package = Package(
         .executableTarget(name: "photofs", dependencies: [
             "PhotoCatalog", "PhotoFS", "FuseAdapter", "FlickrImport", "FlickrOrigin", "PhotoContent", "PhotoSources", "FolderImport",
             "CommandLineOptions", "OAuth1",
-            "ImmichOrigin",
+            "ImmichImport", "ImmichOrigin",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -72,7 +73,9 @@ let package = Package(
         .testTarget(name: "FolderImportTests", dependencies: ["FolderImport", "TestRequirements", "PhotoSources", "PhotoCatalog", "PhotoContent",
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions", "PhotoContent"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["FlickrOrigin", "PhotoCatalog", "PhotoContent", "TestRequirements",
+        .testTarget(name: "ImmichImportTests", dependencies: ["ImmichImport", "ImmichOrigin", "WebPImage", "PhotoSources", "PhotoCatalog",
+                                                          "PhotoContent", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "IntegrationTests", dependencies: ["FlickrOrigin", "ImmichOrigin", "PhotoCatalog", "PhotoContent", "TestRequirements",
                                                         .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v5]
