@@ -5,8 +5,9 @@ SBINDIR ?= /sbin
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Each target installs only what it uses (docs/build-time.md). Build and the demo's run time: libfuse3 and
 # fusermount3, SQLite, libcurl, libpng, libjpeg-turbo, libcrypto (HMAC-SHA1, MD5), pkg-config.
-# libexif, libheif and libgeonames (with GLib) for folder imports: EXIF, HEIC, the nearest city of a GPS position.
-BUILD_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libssl-dev pkg-config libexif-dev libheif-dev libgeonames-dev
+# libexif, libheif and libgeonames (with GLib) for folder imports: EXIF, HEIC, the nearest city of a GPS position;
+# libwebp for Immich's WebP thumbnails.
+BUILD_PACKAGES := libfuse3-dev fuse3 libsqlite3-dev libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libssl-dev pkg-config libexif-dev libheif-dev libgeonames-dev libwebp-dev
 # The integration tests also run rsync, ps (procps), getfattr and setfattr (attr), gio (libglib2.0-bin) and
 # python3 (a thumbnailer's reads); xvfb, pcmanfm, xdotool and imagemagick (import) for the file manager test;
 # nginx-light for the caching proxy test.

@@ -33,6 +33,8 @@ let package = Package(
         // did the same but compiled BoringSSL from source: 128 of a fresh release build's 379 CPU seconds, the
         // largest part (docs/build-time.md).
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // Immich's 250 px thumbnails are WebP (libwebp).
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
 
         // catalog → tree → content → filesystem logic → FUSE adapter → CLI
         .target(name: "PhotoCatalog", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
@@ -49,6 +51,10 @@ let package = Package(
         // Your own photo folders as a source: walking, EXIF/HEIF metadata, places, file identity across imports.
         .target(name: "FolderImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", "CExif", "CHeif", "CGeonames",
                                                    .product(name: "Logging", package: "swift-log")]),
+        // Immich as a source: WebP images, the loopback Immich-format origin, and the importer (client, sign-in, mapping).
+        .target(name: "WebPImage", dependencies: ["CWebP", "PhotoContent"]),
+        .target(name: "ImmichOrigin", dependencies: ["FlickrOrigin", "PhotoContent", "WebPImage", "CCrypto"]),
+        .target(name: "ImmichImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", .product(name: "Logging", package: "swift-log")]),
         .target(name: "PhotoFS", dependencies: ["PhotoCatalog", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FuseAdapter", dependencies: ["CFuse", "PhotoFS", .product(name: "Logging", package: "swift-log")]),
         // The CLI's pure parsing: `-o` mount option lists, secret arguments (unit-tested without a process).
@@ -56,6 +62,7 @@ let package = Package(
         .executableTarget(name: "photofs", dependencies: [
             "PhotoCatalog", "PhotoFS", "FuseAdapter", "FlickrImport", "FlickrOrigin", "PhotoContent", "PhotoSources", "FolderImport",
             "CommandLineOptions", "OAuth1",
+            "ImmichImport", "ImmichOrigin",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -73,7 +80,10 @@ let package = Package(
         .testTarget(name: "FolderImportTests", dependencies: ["FolderImport", "TestRequirements", "PhotoSources", "PhotoCatalog", "PhotoContent",
                                                          .product(name: "Logging", package: "swift-log")], swiftSettings: testSettings),
         .testTarget(name: "CommandLineOptionsTests", dependencies: ["CommandLineOptions", "PhotoContent"], swiftSettings: testSettings),
-        .testTarget(name: "IntegrationTests", dependencies: ["FlickrOrigin", "PhotoCatalog", "PhotoContent", "TestRequirements",
+        .testTarget(name: "ImmichImportTests", dependencies: ["ImmichImport", "ImmichOrigin", "WebPImage", "PhotoSources", "PhotoCatalog",
+                                                          "PhotoContent", .product(name: "Logging", package: "swift-log")],
+                    swiftSettings: testSettings),
+        .testTarget(name: "IntegrationTests", dependencies: ["FlickrOrigin", "ImmichOrigin", "PhotoCatalog", "PhotoContent", "TestRequirements",
                                                         .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: testSettings),
     ],
     swiftLanguageModes: [.v5]

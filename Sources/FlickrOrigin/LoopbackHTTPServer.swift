@@ -9,6 +9,8 @@ public struct ServerRequest: Sendable {
     public var query: [String: String]
     /// Header names lower-cased.
     public var headers: [String: String]
+    /// The request's body (Content-Length bytes; none for GET and HEAD).
+    public var body = Data()
 }
 
 public struct ServerResponse: Sendable {
@@ -129,13 +131,16 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             }
             let head = String(decoding: buffer[buffer.startIndex..<headerEnd!.lowerBound], as: UTF8.self)
             buffer.removeSubrange(buffer.startIndex..<headerEnd!.upperBound)
-            guard let request = parse(head) else { return }
+            guard var request = parse(head) else { return }
             if let length = request.headers["content-length"].flatMap(Int.init), length > 0 {
+                // No request of ours has a body near 16 MiB (an Immich search is a few hundred bytes).
+                if length > 16 << 20 { return }
                 while buffer.count < length {
                     let n = read(fd, &chunk, chunk.count)
                     if n <= 0 { return }
                     buffer.append(contentsOf: chunk[0..<n])
                 }
+                request.body = Data(buffer[buffer.startIndex..<buffer.startIndex + length])
                 buffer.removeSubrange(buffer.startIndex..<buffer.startIndex + length)
             }
             let response = handler(request)
@@ -211,6 +216,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         case 304: return "Not Modified"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
+        case 403: return "Forbidden"
         case 404: return "Not Found"
         case 416: return "Range Not Satisfiable"
         case 429: return "Too Many Requests"

@@ -29,6 +29,7 @@ enum Schema {
     static let knownTables: Set<String> = [
         "photographer", "region", "place", "photo", "recent", "library_state", "rendition", "variant", "thumbnail",
         "album", "album_photo", "sync_state", "removed_photo", "desktop_thumbnail", "folder_file", "grdb_migrations",
+        "favorite_photo", "person", "person_photo",
     ]
 
     /// The region every photo without a resolvable place goes to, so every photo is reachable under /regions.
@@ -258,6 +259,24 @@ enum Schema {
                 PRAGMA user_version = 5;
                 """)
         }
+        migrator.registerMigration(favoritesAndPeopleMigration) { db in
+            // Immich's favourites and named people (photo ids as text: a photo removed leaves rows no query
+            // joins to, and the next import of its source drops them). Its version number is its position.
+            try db.execute(sql: """
+                CREATE TABLE favorite_photo (photo_id TEXT PRIMARY KEY) WITHOUT ROWID;
+                CREATE TABLE person (id TEXT PRIMARY KEY, name TEXT NOT NULL) WITHOUT ROWID;
+                CREATE TABLE person_photo (
+                    person_id TEXT NOT NULL,
+                    photo_id TEXT NOT NULL,
+                    PRIMARY KEY (person_id, photo_id)
+                ) WITHOUT ROWID;
+                CREATE INDEX person_photo_by_photo ON person_photo(photo_id);
+                """)
+            let position = (Schema.migrationIdentifiers.firstIndex(of: favoritesAndPeopleMigration) ?? 0) + 1
+            try db.execute(sql: "PRAGMA user_version = \(position)")
+        }
         return migrator
     }
+
+    static let favoritesAndPeopleMigration = "favourites and people (Immich)"
 }

@@ -19,6 +19,8 @@ public struct HTTPConfiguration: Sendable {
     /// The proxy for every request: nil leaves libcurl's default (the `http_proxy`, `https_proxy`,
     /// `all_proxy` and `no_proxy` variables); "" means none, whatever the environment says.
     public var proxy: String?
+    /// Secret headers per server (Immich's `x-api-key`), added by the client to that server's requests only.
+    public var credentials = RequestCredentials()
     public init() {}
 
     /// Delay before attempt `attempt + 1`: base × 2^(attempt-1), plus up to 50% jitter, or what the origin
@@ -240,6 +242,18 @@ public final class HTTPClient: @unchecked Sendable {
         return response
     }
 
+    /// One request with a JSON body (`POST`), or a GET when `body` is nil, whatever the status: for APIs whose
+    /// error answers say why in JSON (Immich's `{"message": ...}`). Only transport failures throw.
+    public func sendAnswer(_ url: String, json body: Data?, limit: Int = 64 << 20) throws -> HTTPResponse {
+        let sink = MemorySink(limit: limit)
+        var headers = ["Accept: application/json"]
+        if body != nil { headers.append("Content-Type: application/json") }
+        var response = try perform(url, method: body == nil ? .get : .post(body ?? Data()), headers: headers, sink: sink,
+                                   acceptingAnyStatus: true)
+        response.body = sink.data
+        return response
+    }
+
     /// HEAD, retried as configured; non-2xx answers throw `.status`.
     public func head(_ url: String) throws -> HTTPResponse {
         try withRetries(url) { try perform(url, method: .head, sink: nil) }
@@ -264,7 +278,7 @@ public final class HTTPClient: @unchecked Sendable {
         preconditionFailure("the last attempt either returns or throws")
     }
 
-    private enum Method { case get, head }
+    private enum Method: Equatable { case get, head, post(Data) }
 
     private func perform(_ url: String, method: Method, headers: [String] = [], sink: HTTPBodySink?,
                          acceptingAnyStatus: Bool = false) throws -> HTTPResponse {
@@ -282,7 +296,10 @@ public final class HTTPClient: @unchecked Sendable {
         photofs_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
         photofs_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         photofs_curl_set_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        photofs_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 1)
+        // A request carrying a credential header follows no redirect: libcurl would send the header to the
+        // redirect's host too, whoever that is.
+        let secretHeaders = configuration.credentials.headers(for: url)
+        photofs_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, secretHeaders.isEmpty ? 1 : 0)
         photofs_curl_set_long(handle, CURLOPT_MAXREDIRS, 5)
         photofs_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, HTTPClient.clampedSeconds(configuration.connectTimeout, scale: 1000))
         photofs_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
@@ -297,9 +314,18 @@ public final class HTTPClient: @unchecked Sendable {
         photofs_curl_set_data_fn(handle, CURLOPT_WRITEFUNCTION, bodyCallback)
         photofs_curl_set_pointer(handle, CURLOPT_WRITEDATA, userdata)
         if method == .head { photofs_curl_set_long(handle, CURLOPT_NOBODY, 1) }
+        if case .post(let body) = method {
+            // POSTFIELDSIZE first: COPYPOSTFIELDS then copies exactly that many bytes (the body may hold NUL).
+            photofs_curl_set_long(handle, CURLOPT_POSTFIELDSIZE, body.count)
+            body.withUnsafeBytes { raw in
+                var bytes = [CChar](repeating: 0, count: raw.count + 1)
+                for index in 0..<raw.count { bytes[index] = CChar(bitPattern: raw[index]) }
+                bytes.withUnsafeBufferPointer { photofs_curl_set_string(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
+            }
+        }
         if let proxy = configuration.proxy { photofs_curl_set_string(handle, CURLOPT_PROXY, proxy) }
         var headerList: UnsafeMutablePointer<curl_slist>?
-        for header in headers { headerList = curl_slist_append(headerList, header) }
+        for header in headers + secretHeaders { headerList = curl_slist_append(headerList, header) }
         defer { curl_slist_free_all(headerList) }
         if let headerList { photofs_curl_set_slist(handle, CURLOPT_HTTPHEADER, headerList) }
 

@@ -11,7 +11,7 @@ struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import photo metadata into a library.",
-        subcommands: [FlickrImportCommand.self, FolderImportCommand.self]
+        subcommands: [FlickrImportCommand.self, FolderImportCommand.self, ImmichImportCommand.self]
     )
 }
 

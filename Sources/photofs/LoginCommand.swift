@@ -2,6 +2,7 @@
 import ArgumentParser
 import CommandLineOptions
 import FlickrImport
+import ImmichImport
 import Foundation
 import PhotoContent
 
@@ -9,7 +10,7 @@ struct LoginCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
         abstract: "Sign in to a photo service, so imports can read your own library.",
-        subcommands: [FlickrLoginCommand.self]
+        subcommands: [FlickrLoginCommand.self, ImmichLoginCommand.self]
     )
 }
 
@@ -17,7 +18,7 @@ struct LogoutCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
         abstract: "Forget a signed-in account.",
-        subcommands: [FlickrLogoutCommand.self]
+        subcommands: [FlickrLogoutCommand.self, ImmichLogoutCommand.self]
     )
 }
 
@@ -197,11 +198,15 @@ struct AccountsCommand: ParsableCommand {
                                        notice: { FileHandle.standardError.write(Data("photofs: \($0)\n".utf8)) })
         let accounts: [FlickrAccount]
         do { accounts = try store.load() } catch { throw CommandFailure("\(error)") }
-        guard !accounts.isEmpty else {
-            print("No account is signed in. Sign in with: photofs login flickr --api-key-file FILE --api-secret-file FILE")
+        let immich: [ImmichAccount]
+        do { immich = try ImmichStore.open().load() } catch { throw CommandFailure("\(error)") }
+        guard !accounts.isEmpty || !immich.isEmpty else {
+            print("No account is signed in. Sign in with: photofs login flickr --api-key-file FILE --api-secret-file FILE, "
+                  + "or photofs login immich --server URL --api-key-file FILE")
             return
         }
         let rows = [["SERVICE", "USERNAME", "NSID", "ENDPOINT"]] + accounts.map { ["flickr", $0.username, $0.nsid, $0.restEndpoint] }
+            + immich.map { ["immich", $0.userName, $0.userID, $0.server] }
         let widths = (0..<3).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
             let padded = (0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }

@@ -177,6 +177,8 @@ struct MountCommand: ParsableCommand {
         http.connectTimeout = settings.connectTimeout
         http.stallTimeout = settings.stallTimeout
         http.proxy = settings.proxy
+        // Immich keys travel as x-api-key headers to their own servers only (never in a URL or cache key).
+        http.credentials = ImmichStore.requestCredentials(logger: logger)
         var options = FilesystemOptions()
         options.variant = settings.variant
         options.renderOptions = settings.renderOptions

@@ -21,6 +21,9 @@ struct OriginCommand: ParsableCommand {
             """
     )
 
+    @Option(help: "flickr (the Flickr REST format) or immich (Immich's API: its key is --api-key).")
+    var format = "flickr"
+
     @Option(help: "TCP port on 127.0.0.1 (0 picks a free one).")
     var port: UInt16 = 18080
 
@@ -37,6 +40,8 @@ struct OriginCommand: ParsableCommand {
     var imageBaseURL: String?
 
     func run() throws {
+        if format == "immich" { try ImmichOriginRunner.run(port: port, photos: photos, apiKey: apiKey) }
+        guard format == "flickr" else { throw CommandFailure("--format is flickr or immich") }
         let library: OriginLibrary
         if let photosDir {
             guard let imageBaseURL else { throw CommandFailure("--photos-dir needs --image-base-url") }
