@@ -185,6 +185,6 @@ final class HostileCacheDirectoryTests: XCTestCase {
         report = CacheReport.read(directory: directory.path)
         XCTAssertNil(report.limit)
         XCTAssertNil(report.statistics)
-        XCTAssertEqual(report.lines.count, 3, "\(report.lines)")
+        XCTAssertEqual(report.lines.count, 4, "cache, photos, partial, bytes: \(report.lines)")
     }
 }
