@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-BIN=$ROOT/.build/release/photofs
+BIN=${PHOTOFS_BIN:-$ROOT/.build/release/photofs}  # another build to compare (bench/wan-notes.md: before and after)
 WORK=${BENCH_WORK:-$ROOT/bench-work-wan}
 NGINX_PORT=18281
 ORIGIN_PORT=18282
@@ -14,12 +14,15 @@ VIEW_ORIGIN_PORT=18284  # the Flickr-format origin of the 300-photo library the 
 IMPORT_ORIGIN_PORT=18285 # the origin of the 10,000-photo import
 WAN_API_PORT=18286      # the WAN in front of that origin's API
 PROXY_PORT=18287        # a caching nginx on the users' side of the WAN, shared by two mounts
+CAMERA_ORIGIN_PORT=18288 # the origin of the 32 camera-sized originals the scans read
 RTT_MS=${WAN_RTT_MS:-40}
 MBIT=${WAN_MBIT:-100}
 IMPORT_COUNT=${WAN_IMPORT_COUNT:-10000}  # at least 300 (the mount's photos are the first 300 names)
-PACKAGES="rclone python3"
+PACKAGES="rclone python3 imagemagick"
 source bench/common.sh
-mkdir -p "$WORK"/{mnt,rclone,rclone-cache,photofs-cache,set-view,set-import}
+mkdir -p "$WORK"/{mnt,rclone,rclone-cache,photofs-cache,set-view,set-import,set-camera}
+# Pillow for the size scan (row 8), from PyPI when Python does not have it.
+python3 -c "import PIL" 2>/dev/null || python3 -m pip install --quiet pillow
 
 # The photo set under many names: 300 for the mount (6 year folders of 50: DemoLibrary.external spreads
 # photos over 6 years by index), IMPORT_COUNT for the import. Symbolic links: nginx serves them as files.
@@ -38,8 +41,26 @@ PY
 # rclone's :http: backend sends a HEAD for every name of a listing (for sizes): it is given the 300 only.
 ln -s ../set-view "$WORK/www/view"
 
+# Camera-sized originals for the scans (rows 7 and 8): the wallpapers are 0.1–16 MB, mostly about 1 MB, while
+# phones and cameras write 6–14 MB. 8 of them made 6000×4000 (24 MP), metadata stripped (one wallpaper carries
+# 7 MB of XMP, which no camera writes), sensor-like noise for a camera's sizes; each under 4 names, 32 photos.
+# Made after the names above, so that none of them is among the mount's 300.
+mkdir -p "$WORK/www/camera"
+i=0
+for source in $(ls -S "$WORK/www" | grep -v "^p[0-9]" | grep -i '\.jpe\?g$' | head -8); do
+  convert "$WORK/www/$source" -strip -resize 6000x4000^ -gravity center -extent 6000x4000 \
+    -attenuate "$(echo "0.2 + 0.03 * $i" | bc -l)" +noise Gaussian -quality 92 "$WORK/www/camera/cam$i.jpg"
+  i=$((i + 1))
+done
+for n in $(seq 0 31); do
+  name="c$(printf %02d "$n")-cam$((n % 8)).jpg"
+  ln -s "camera/cam$((n % 8)).jpg" "$WORK/www/$name"
+  ln -s "../www/$name" "$WORK/set-camera/$name"
+done
+
 wan() { # listen-port target-port
-  python3 bench/wanproxy.py "$1" "127.0.0.1:$2" --rtt-ms "$RTT_MS" --mbit "$MBIT" > "$WORK/wan-$1.log" 2>&1 &
+  python3 bench/wanproxy.py "$1" "127.0.0.1:$2" --rtt-ms "$RTT_MS" --mbit "$MBIT" --stats "$WORK/wan-$1.stats" \
+    > "$WORK/wan-$1.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && break; sleep 0.1; done
 }
@@ -51,9 +72,12 @@ origin() { # port photos-dir
 wan "$WAN_IMAGES_PORT" "$NGINX_PORT"
 origin "$VIEW_ORIGIN_PORT" "$WORK/set-view"
 origin "$IMPORT_ORIGIN_PORT" "$WORK/set-import"
+origin "$CAMERA_ORIGIN_PORT" "$WORK/set-camera"
 wan "$WAN_API_PORT" "$IMPORT_ORIGIN_PORT"
 "$BIN" import flickr "$WORK/view.sqlite" --endpoint "http://127.0.0.1:$VIEW_ORIGIN_PORT/services/rest/" --api-key demo \
   --per-page 500 --api-rate 100/3600 > "$WORK/import-view.log" 2>&1
+"$BIN" import flickr "$WORK/camera.sqlite" --endpoint "http://127.0.0.1:$CAMERA_ORIGIN_PORT/services/rest/" --api-key demo \
+  > "$WORK/import-camera.log" 2>&1
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 p95() { sort -n | awk '{a[NR]=$1} END {i = int(NR * 0.95 + 0.999); if (i > NR) i = NR; print a[i]}'; }
@@ -180,6 +204,46 @@ proxy_second=$(elapsed "$t0" "$t1")
 proxy_upstream=$(grep -vc ' HIT$' "$WORK/proxy-access.log" || true)
 kill "$(cat "$WORK/proxy.pid")"
 
+# 7–8. Library scans of the 32 camera-sized originals, each on a fresh mount and cache with default options: a
+#    header scan (open, read 64 KiB 8 KiB at a time, close: an import scan, `exiftool -fast`, `identify -ping`)
+#    and a Python script asking each photo its size (`PIL.Image.open(p).size`, whose buffered open reads
+#    st_blksize at once). What the
+#    origin sent is what entered the WAN towards the mount (bench/wanproxy.py --stats), counted until the link
+#    is quiet, so downloads that outlive the scan are counted too. The floor: curl asking for the same bytes
+#    (64 KiB, or what Pillow read) of the 32 photos one after another on one kept-alive connection, a round
+#    trip and the bytes each.
+link_sent() { cut -d' ' -f1 "$WORK/wan-$WAN_IMAGES_PORT.stats"; }
+link_quiet() { # until nothing crossed the link for 1.5 s
+  local last="" now
+  while now=$(cat "$WORK/wan-$WAN_IMAGES_PORT.stats"); [ "$now" != "$last" ]; do last=$now; sleep 1.5; done
+}
+scan() { # header|pillow → $WORK/scan-$1.out: "photos seconds bytes-read bytes-sent"
+  local mnt="$WORK/mnt-scan-$1" out sent files
+  mkdir -p "$mnt"
+  "$BIN" mount "$WORK/camera.sqlite" "$mnt" --cache-dir "$WORK/cache-scan-$1" --desktop-thumbnails off
+  mounts+=("$mnt")
+  files=$(find "$mnt/moments" -type f | sort)
+  link_quiet; sent=$(link_sent)
+  out=$(tr '\n' '\0' <<< "$files" | xargs -0 python3 bench/scan.py "$1")
+  link_quiet
+  echo "$out $(( $(link_sent) - sent ))" > "$WORK/scan-$1.out"
+  fusermount3 -u "$mnt"
+}
+camera_urls=$(sqlite3 "$WORK/camera.sqlite" "SELECT original_url FROM photo ORDER BY original_url")
+camera_sizes=$(stat -L -c %s "$WORK"/set-camera/* | sort -n)  # du would count the 8 files once
+camera_bytes=$(paste -sd+ <<< "$camera_sizes" | bc)
+curl_ranges() { # bytes per photo → seconds for the 32
+  local t0 t1
+  t0=$(now); curl -s -r "0-$(($1 - 1))" $(for u in $camera_urls; do printf -- '-o /dev/null %s ' "$u"; done); t1=$(now)
+  elapsed "$t0" "$t1"
+}
+scan header; read -r header_photos header_s header_read header_sent < "$WORK/scan-header.out"
+scan pillow; read -r pillow_photos pillow_s pillow_read pillow_sent < "$WORK/scan-pillow.out"
+header_floor=$(curl_ranges $((header_read / header_photos)))
+pillow_floor=$(curl_ranges $((pillow_read / pillow_photos)))
+per() { echo "$1 / $2" | bc -l; }
+mib() { printf '%.2f' "$(echo "$1 / 1048576" | bc -l)"; }
+
 pm=$(median <<< "$pfs_view"); pp=$(p95 <<< "$pfs_view")
 rm_=$(median <<< "$rclone_view"); rp=$(p95 <<< "$rclone_view")
 cm=$(median <<< "$curl_each")
@@ -205,6 +269,10 @@ ptm=$(median <<< "$pfs_ttfb"); rtm=$(median <<< "$rclone_ttfb"); ctm=$(median <<
   echo "| 5 | two mounts behind a caching proxy: cold \`cat\` of a 50-photo folder, first mount | $(fmt $proxy_first) | | | | |"
   echo "| 5 | same folder, second mount (requests the origin saw: first mount $proxy_misses_first, second $((proxy_upstream - proxy_misses_first))) | $(fmt $proxy_second) | | | | |"
   echo "| 6 | daemon peak RSS (VmHWM), MB | $pfs_rss | | | | |"
+  echo "| 7 | header scan of $header_photos camera originals ($(mib "$(head -1 <<< "$camera_sizes")")–$(mib "$(tail -1 <<< "$camera_sizes")") MiB, $(mib $((camera_bytes / header_photos))) on average; open, read 64 KiB in 8 KiB reads, close): per photo | $(ms "$(per "$header_s" "$header_photos")") ms | | the same 64 KiB with \`curl -r\`, one connection: $(ms "$(per "$header_floor" "$header_photos")") ms | $(ratio "$header_s" "$header_floor") | ≤ 1.5 |"
+  echo "| 7 | same, bytes the origin sent per photo (read: $(mib $((header_read / header_photos))) MiB) | $(mib $((header_sent / header_photos))) MiB | | | $(ratio "$header_sent" "$header_read") × read | ≤ read + 1 MiB |"
+  echo "| 8 | Pillow size scan (\`PIL.Image.open(p).size\`) of the same $pillow_photos, fresh cache: per photo | $(ms "$(per "$pillow_s" "$pillow_photos")") ms | | what Pillow read with \`curl -r\`, one connection: $(ms "$(per "$pillow_floor" "$pillow_photos")") ms | $(ratio "$pillow_s" "$pillow_floor") | |"
+  echo "| 8 | same, bytes the origin sent per photo (read: $(mib $((pillow_read / pillow_photos))) MiB) | $(mib $((pillow_sent / pillow_photos))) MiB | | | $(ratio "$pillow_sent" "$pillow_read") × read | ≤ 1.5 MiB |"
 } > "$WORK/table.md"
 cat "$WORK/table.md"
 cat "$WORK/table.md" bench/wan-notes.md > docs/benchmarks-wan.md

@@ -44,14 +44,18 @@ public final class OpenPhoto: @unchecked Sendable {
     /// Which version of the photo's bytes this handle reads, and how it uses the page cache.
     let identity: String
     let pageCache: PageCacheMode
-    /// The photos to warm once this handle reads its photo whole (its folder's next ones, found at open).
+    /// The folder (listing) this handle was opened from, when prefetch looks at it.
+    let folder: Node?
+    /// The photos to warm once this handle reads its photo whole (its folder's next ones, found at open;
+    /// empty when they were warmed at open).
     let neighbours: [Int64]
     private let readLock = NSLock()
     private var reading: WholeReading
     init(content: ContentHandle?, variantBytes: Data?, photoID: String, attributes: NodeAttributes,
-         identity: String, pageCache: PageCacheMode, neighbours: [Int64] = []) {
+         identity: String, pageCache: PageCacheMode, folder: Node? = nil, neighbours: [Int64] = []) {
         self.content = content; self.variantBytes = variantBytes; self.photoID = photoID
         self.attributes = attributes; self.identity = identity; self.pageCache = pageCache
+        self.folder = folder
         self.neighbours = neighbours
         reading = WholeReading(size: attributes.size)
     }
@@ -62,6 +66,8 @@ public final class OpenPhoto: @unchecked Sendable {
         defer { readLock.unlock() }
         return reading.read(offset: offset, count: count)
     }
+
+    var readWhole: Bool { readLock.lock(); defer { readLock.unlock() }; return reading.isWhole }
 }
 
 /// Something the kernel may have cached that a catalog change made wrong.
@@ -115,6 +121,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private var recentlyListed: [DirectoryListing] = []
     /// Where in each of those the last photo opened from it was (by the listing's node).
     private var lastOpenedPosition: [Node: Int] = [:]
+    /// Folders whose last photo was read whole by a handle opened from them (a viewer, `cat`): the next open
+    /// there warms its neighbours at once, as before reading began, so a reader waiting on a download keeps 3
+    /// photos coming (warming only after each whole read made a cold `cat` of a folder 0.49× curl instead of
+    /// 0.45×). A handle closed without reading its photo whole (a scan) clears its folder.
+    private var readingWhole: Set<Node> = []
     private let prefetcher = DispatchQueue(label: "photofs.prefetch")
     /// Told what to drop from the kernel's caches after a catalog change (the FUSE adapter's notify calls).
     /// Directory entries are only ever invalidated from the watcher or the recent writer, never from inside a
@@ -687,16 +698,21 @@ public final class PhotoFilesystem: @unchecked Sendable {
             ? try openOriginal(source, photo: photo, inode: inode, thumbnailer: thumbnailer) : nil
         // Which bytes this handle reads: the original's cache key (the handle has it), plus the variant's.
         let identity = (content?.key ?? OriginalCache.key(for: source)) + variantIdentity
-        var neighbours: [Int64] = []
+        var neighbours: (folder: Node?, seqs: [Int64]) = (nil, [])
         if let opener, options.uncountedOpeners.contains(opener) {
             logger.trace("open not counted as recent", metadata: ["photo": "\(photo.id)", "opener": "\(opener.names)"])
         } else {
             recent.noteOpen(seq: seq)
             // A backup or a thumbnailer reads everything anyway; prefetching for it would double its requests.
-            // The folder position is taken now (an open is what moves it); the originals are warmed when this
-            // handle reads its photo whole (`read`), a sized mount's variants now, as its open renders anyway.
+            // The folder position is taken now (an open is what moves it). The originals are warmed when this
+            // handle reads its photo whole (`read`), or now when the folder's last photo was read whole; a sized
+            // mount's variants now, as its open renders anyway.
             neighbours = self.neighbours(of: inode)
-            if variants != nil { prefetch(neighbours) }
+            let now = variants != nil || neighbours.folder.map(isReadWhole) == true
+            if now {
+                prefetch(neighbours.seqs)
+                neighbours.seqs = []
+            }
         }
         lock.lock()
         openPhotos[inode] = (attributes, (openPhotos[inode]?.count ?? 0) + 1)
@@ -707,7 +723,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
                                                   "keep": "\(mode.keepCache)", "direct": "\(mode.directIO)"])
         }
         let handle = OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes,
-                               identity: identity, pageCache: mode, neighbours: variants == nil ? neighbours : [])
+                               identity: identity, pageCache: mode, folder: variants == nil ? neighbours.folder : nil,
+                               neighbours: neighbours.seqs)
         return OpenReply(handle: handle, pageCache: mode)
     }
 
@@ -739,7 +756,12 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Bytes still downloading are waited for. The read that makes the handle a whole reader warms its
     /// folder's next photos.
     public func read(_ handle: OpenPhoto, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        if !handle.neighbours.isEmpty, handle.noteRead(offset: offset, count: buffer.count) { prefetch(handle.neighbours) }
+        if let folder = handle.folder, handle.noteRead(offset: offset, count: buffer.count) {
+            lock.lock()
+            readingWhole.insert(folder)
+            lock.unlock()
+            prefetch(handle.neighbours)
+        }
         if let bytes = handle.variantBytes {
             guard offset >= 0, offset < Int64(bytes.count) else { return 0 }
             let count = min(buffer.count, bytes.count - Int(offset))
@@ -774,7 +796,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
     public func release(_ handle: OpenPhoto) {
         if let content = handle.content { cache.release(content) }
         let inode = handle.attributes.inode
+        let scanned = handle.folder != nil && !handle.readWhole
         lock.lock()
+        if scanned, let folder = handle.folder { readingWhole.remove(folder) }
         if let open = openPhotos[inode] {
             openPhotos[inode] = open.count > 1 ? (open.attributes, open.count - 1) : nil
         }
@@ -792,19 +816,25 @@ public final class PhotoFilesystem: @unchecked Sendable {
     }
 
     /// The next `prefetchCount` photos after `inode` (before it, when the opener is going backwards) in the most
-    /// recently listed directory holding it; the open becomes that directory's last opened position.
-    private func neighbours(of inode: UInt64) -> [Int64] {
-        guard options.prefetchCount > 0 else { return [] }
-        guard let (listing, index, backwards) = recentPosition(of: inode, opening: true) else { return [] }
+    /// recently listed directory holding it, and that directory; the open becomes its last opened position.
+    private func neighbours(of inode: UInt64) -> (folder: Node?, seqs: [Int64]) {
+        guard options.prefetchCount > 0 else { return (nil, []) }
+        guard let (listing, index, backwards) = recentPosition(of: inode, opening: true) else { return (nil, []) }
         let entries = listing.entries
         // Onwards, or backwards for a viewer going back through the folder (each step the entry before).
         let count = options.prefetchCount
         let ahead = backwards ? Array(entries[max(0, index - count)..<index].reversed())
                               : Array(entries[(index + 1)..<min(entries.count, index + 1 + count)])
-        return ahead.compactMap { entry -> Int64? in
+        return (listing.attributes.node, ahead.compactMap { entry -> Int64? in
             if case .photo(let seq) = entry.node { return seq }
             return nil
-        }
+        })
+    }
+
+    private func isReadWhole(_ folder: Node) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return readingWhole.contains(folder)
     }
 
     /// Warms photos at low priority: their originals are downloaded whole, or a sized mount renders them.

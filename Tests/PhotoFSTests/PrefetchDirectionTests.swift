@@ -37,10 +37,14 @@ final class PrefetchDirectionTests: XCTestCase {
         return fixture.cache.cachedPath(for: source) != nil
     }
 
-    /// Opens (and closes) the entry at `index`, as a viewer showing it would.
+    /// Opens the entry at `index`, reads it whole and closes it, as a viewer showing it would (through this
+    /// test's filesystem: what a handle read is that filesystem's to know).
     func view(_ index: Int) throws {
         let reply = try filesystem.open(inode: entries[index].attributes.inode)
-        _ = try fixture.readAll(reply.handle)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while case let count = try filesystem.read(reply.handle, into: buffer, at: offset), count > 0 { offset += Int64(count) }
         filesystem.release(reply.handle)
     }
 
@@ -94,6 +98,32 @@ final class PrefetchDirectionTests: XCTestCase {
         try view(8)
         XCTAssertTrue(settle([9, 10]))
         for index in [4, 5] {
+            XCTAssertFalse(try isCached(index), "photo \(index) was warmed by a header read")
+            XCTAssertFalse(try inFlight(index))
+        }
+    }
+
+    /// Opens the entry at `index`, reads its first 100 bytes and closes it, as a header scan does.
+    func peek(_ index: Int) throws {
+        let reply = try filesystem.open(inode: entries[index].attributes.inode)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 100, alignment: 16)
+        defer { buffer.deallocate() }
+        XCTAssertEqual(try filesystem.read(reply.handle, into: buffer, at: 0), 100)
+        filesystem.release(reply.handle)
+    }
+
+    func testAfterAWholeReadTheNextOpenWarmsAtOnceUntilAHandleReadsOnlyAHeader() throws {
+        try view(0)
+        XCTAssertTrue(settle([1, 2]))
+        // The folder's last photo was read whole: this open warms 4 and 5 before it reads anything.
+        let reply = try filesystem.open(inode: entries[3].attributes.inode)
+        XCTAssertTrue(settle([4, 5]), "warmed at open, as a viewer waiting on this photo needs")
+        filesystem.release(reply.handle)
+        // That handle read nothing: the folder is being scanned, not read, and the next open waits again.
+        try peek(6)
+        try view(9)
+        XCTAssertTrue(settle([10, 11]))
+        for index in [7, 8] {
             XCTAssertFalse(try isCached(index), "photo \(index) was warmed by a header read")
             XCTAssertFalse(try inFlight(index))
         }
