@@ -705,11 +705,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private func openOriginal(_ source: ContentSource, photo: PhotoRecord, inode: UInt64,
                               thumbnailer: String?) throws -> ContentHandle {
         do {
-            // A folder import's photo is its file, read in place (checked against the import's size and mtime).
-            if let path = LocalFileContent.path(fromFileURI: source.url) {
-                return try cache.openLocalFile(source, path: path, modifiedNanos: photo.lastModified.flatMap { Int64($0) })
-            }
-            return try cache.open(source, thumbnailer: thumbnailer)
+            // Through the cache, or a folder import's file read in place (checked against the import's size and mtime).
+            return try PhotoOriginals(cache: cache).open(source, thumbnailer: thumbnailer)
         } catch let error as ContentError {
             logger.error("cannot open photo", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
                                                           "error": "\(error)"])
