@@ -30,7 +30,7 @@ let package = Package(
         // catalog → tree → content → filesystem logic → FUSE adapter → CLI
         .target(name: "PhotoCatalog", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "PhotoTree", dependencies: ["PhotoCatalog"]),
-        .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", .product(name: "Logging", package: "swift-log"),
+        .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", "CHeif", .product(name: "Logging", package: "swift-log"),
                                                    .product(name: "Crypto", package: "swift-crypto")]),
         // What a photo source is (listing, changes, places, measuring, credentials) and the importer that
         // drives any source into the catalog; Flickr is its first implementation.

@@ -520,7 +520,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
                                 style: .moment)
         case .recent:
             return TreeBuilder.photos(try recent.photos(), in: .recent, style: .title,
-                                      fileExtension: variantExtension) { TreeBuilder.linkCount(of: $0, inRecent: true) }
+                                      servedExtension: variantExtension) { TreeBuilder.linkCount(of: $0, inRecent: true) }
         case .photo:
             throw FilesystemError(.notADirectory, "a photo is not a directory")
         }
@@ -529,15 +529,15 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Listings store a photo's link count without /recent (2 + its albums); `current` adds /recent's at
     /// reply time, so a photo entering /recent does not invalidate every listing that shows it.
     func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) -> DirectoryListing {
-        TreeBuilder.photos(photos, in: node, style: style, fileExtension: variantExtension) {
+        TreeBuilder.photos(photos, in: node, style: style, servedExtension: variantExtension) {
             TreeBuilder.linkCount(of: $0, inRecent: false)
         }
     }
 
-    /// Square thumbnails are PNG whatever the original; `fit` variants keep the photo's format.
-    private var variantExtension: String? {
-        if case .square = options.variant { return "png" }
-        return nil
+    /// The format a sized mount serves each photo as (`VariantSpec.servedType`): square thumbnails are PNG,
+    /// `fit` variants keep JPEG and PNG, a HEIC original becomes JPEG.
+    private var variantExtension: ((PhotoRecord) -> String)? {
+        options.variant.map { spec in { ImageContentType.fileExtension(for: spec.servedType(forOriginal: $0.contentType)) ?? "jpg" } }
     }
 
     // MARK: Sized mounts
