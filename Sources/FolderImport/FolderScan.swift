@@ -44,19 +44,22 @@ public final class FolderScan {
     private let progress: ImportProgress?
     private let cities: () -> NearestCity
     private let now: Int64
+    private let deferred: Set<String>
 
-    /// `roots` are absolute, canonical folder paths. `cities` is asked only when a photo has GPS.
+    /// `roots` are absolute, canonical folder paths. `cities` is asked only when a photo has GPS. `deferred`
+    /// are files still being written (`--watch`): left as the library remembers them, read by a later import.
     public init(catalog: Catalog, roots: [String], logger: Logger, progress: ImportProgress?,
                 cities: @escaping () -> NearestCity = { NearestCity(cities: GeonamesCities.all) },
-                now: Int64 = Int64(Date().timeIntervalSince1970)) {
+                now: Int64 = Int64(Date().timeIntervalSince1970), deferred: Set<String> = []) {
         self.catalog = catalog; self.roots = roots; self.logger = logger; self.progress = progress
-        self.cities = cities; self.now = now
+        self.cities = cities; self.now = now; self.deferred = deferred
     }
 
     public func plan() throws -> FolderPlan {
         var plan = FolderPlan()
         progress?.update(stage: "walk", done: 0, total: nil)
-        let walk = FolderWalk.walk(roots: roots)
+        var walk = FolderWalk.walk(roots: roots)
+        if !deferred.isEmpty { walk.images.removeAll { deferred.contains($0.path) } }
         for line in walk.warnings { warn(line, &plan) }
         for (_, kinds) in walk.skipped { for (kind, count) in kinds { plan.counts.skipped[kind.rawValue, default: 0] += count } }
         plan.walkedRoots = walk.walkedRoots
@@ -64,7 +67,9 @@ public final class FolderScan {
         progress?.update(stage: "walk", done: walk.images.count, total: walk.images.count)
 
         let remembered = try catalog.folderFiles().map(FolderScan.remembered)
-        let mine = remembered.filter { walk.walkedRoots.contains($0.root) }
+        // A file being written keeps what was remembered of it, as a file that cannot be read does.
+        let deferredRemembered = remembered.filter { walk.walkedRoots.contains($0.root) && deferred.contains($0.path) }
+        let mine = remembered.filter { walk.walkedRoots.contains($0.root) && !deferred.contains($0.path) }
         let others = remembered.filter { !walk.walkedRoots.contains($0.root) }
         let classification = FileReconciliation.classify(remembered: mine, walked: walk.images)
 
@@ -72,7 +77,7 @@ public final class FolderScan {
         // of it, so a passing problem (permissions, a file being written) removes no photo.
         var readings: [String: FileReading] = [:]
         var candidates: [FileReconciliation.Candidate] = []
-        var keptAsRemembered: [RememberedFile] = []
+        var keptAsRemembered: [RememberedFile] = deferredRemembered
         let toRead = Set(classification.pathsToRead)
         var done = 0
         for file in walk.images {
