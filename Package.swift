@@ -41,7 +41,8 @@ let package = Package(
         .target(name: "FlickrOrigin", dependencies: ["PhotoContent", "OAuth1", .product(name: "Logging", package: "swift-log")]),
         // Your own photo folders as a source: walking, EXIF/HEIF metadata, places, file identity across imports.
         .target(name: "FolderImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", "CExif", "CHeif", "CGeonames",
-                                                   .product(name: "Logging", package: "swift-log")]),
+                                                   .product(name: "Logging", package: "swift-log"),
+                                                   .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "PhotoFS", dependencies: ["PhotoCatalog", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FuseAdapter", dependencies: ["CFuse", "PhotoFS", .product(name: "Logging", package: "swift-log")]),
         // The CLI's pure parsing: `-o` mount option lists, secret arguments (unit-tested without a process).
