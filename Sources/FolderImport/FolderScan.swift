@@ -79,14 +79,15 @@ public final class FolderScan {
         var candidates: [FileReconciliation.Candidate] = []
         var keptAsRemembered: [RememberedFile] = deferredRemembered
         let toRead = Set(classification.pathsToRead)
-        var done = 0
+        let filesToRead = walk.images.filter { toRead.contains($0.path) && classification.changes[$0.path] != nil }
+        // Overlapping roots may walk a path twice: both get its one reading.
+        let read = Dictionary(zip(filesToRead.map(\.path), ParallelFileReading.read(filesToRead, progress: progress)),
+                              uniquingKeysWith: { first, _ in first })
         for file in walk.images {
             guard let (change, previous) = classification.changes[file.path] else { continue }
-            if toRead.contains(file.path) {
-                done += 1
-                progress?.update(stage: "read", done: done, total: toRead.count)
+            if let result = read[file.path] {
                 do {
-                    let reading = try PhotoFileReader.read(file)
+                    let reading = try result.get()
                     plan.counts.filesRead += 1
                     readings[file.path] = reading
                     candidates.append(.init(file: file, change: change, previous: previous, partialHash: reading.partialHash))
