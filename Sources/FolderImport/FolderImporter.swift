@@ -46,7 +46,7 @@ public final class FolderImporter {
             report.written.unchanged += result.summary.unchanged
             report.written.regions = result.summary.regions
         }
-        try catalog.replaceFolderFiles(roots: plan.walkedRoots, with: plan.files)
+        try catalog.updateFolderFiles(roots: plan.walkedRoots, previous: plan.previousFiles, to: plan.files)
         return report
     }
 }

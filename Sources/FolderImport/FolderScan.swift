@@ -14,6 +14,8 @@ public struct FolderPlan: Sendable {
     public var files: [FolderFileRecord] = []
     /// Roots that were walked (their remembered files are replaced by `files`).
     public var walkedRoots: Set<String> = []
+    /// What the library remembered before (so only the rows that change are written).
+    public var previousFiles: [FolderFileRecord] = []
     public var counts = FolderImportCounts()
 }
 
@@ -66,7 +68,8 @@ public final class FolderScan {
         plan.counts.imageFiles = walk.images.count
         progress?.update(stage: "walk", done: walk.images.count, total: walk.images.count)
 
-        let remembered = try catalog.folderFiles().map(FolderScan.remembered)
+        plan.previousFiles = try catalog.folderFiles()
+        let remembered = plan.previousFiles.map(FolderScan.remembered)
         // A file being written keeps what was remembered of it, as a file that cannot be read does.
         let deferredRemembered = remembered.filter { walk.walkedRoots.contains($0.root) && deferred.contains($0.path) }
         let mine = remembered.filter { walk.walkedRoots.contains($0.root) && !deferred.contains($0.path) }
@@ -101,9 +104,11 @@ public final class FolderScan {
             }
         }
 
-        let photoURLs = try catalog.photos(ids: Array(Set(remembered.map(\.photoID))))
+        let rememberedIDs = Set(remembered.map(\.photoID))
         var previousRepresentative: [String: String] = [:]
-        for (id, photo) in photoURLs { if let path = LocalFileContent.path(fromFileURI: photo.originalURL) { previousRepresentative[id] = path } }
+        for (id, url) in try catalog.localPhotoURLs() where rememberedIDs.contains(id) {
+            if let path = LocalFileContent.path(fromFileURI: url) { previousRepresentative[id] = path }
+        }
         let takenIDs = Set(try catalog.photos(ids: candidates.filter { $0.change == .new }.map { FolderScan.newID($0) }).keys)
         let resolution = FileReconciliation.resolve(
             candidates: candidates, vanished: classification.vanished.filter { v in !keptAsRemembered.contains(v) },
