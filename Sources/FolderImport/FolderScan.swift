@@ -109,9 +109,13 @@ public final class FolderScan {
         for (id, url) in try catalog.localPhotoURLs() where rememberedIDs.contains(id) {
             if let path = LocalFileContent.path(fromFileURI: url) { previousRepresentative[id] = path }
         }
+        let vanished = classification.vanished.filter { v in !keptAsRemembered.contains(v) }
         let takenIDs = Set(try catalog.photos(ids: candidates.filter { $0.change == .new }.map { FolderScan.newID($0) }).keys)
-        let resolution = FileReconciliation.resolve(
-            candidates: candidates, vanished: classification.vanished.filter { v in !keptAsRemembered.contains(v) },
+        let resolution = FileReconciliation.unchanged(candidates: candidates, vanished: vanished,
+                                                      others: others + keptAsRemembered,
+                                                      previousRepresentative: previousRepresentative)
+            ?? FileReconciliation.resolve(
+            candidates: candidates, vanished: vanished,
             others: others + keptAsRemembered, previousRepresentative: previousRepresentative,
             newID: FolderScan.newID, takenIDs: takenIDs,
             fullHash: { path in
