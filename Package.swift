@@ -39,7 +39,7 @@ let package = Package(
         // catalog → tree → content → filesystem logic → FUSE adapter → CLI
         .target(name: "PhotoCatalog", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "PhotoTree", dependencies: ["PhotoCatalog"]),
-        .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", "CCrypto",
+        .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", "CHeif", "CCrypto",
                                                    .product(name: "Logging", package: "swift-log")]),
         // What a photo source is (listing, changes, places, measuring, credentials) and the importer that
         // drives any source into the catalog; Flickr is its first implementation.
@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "FlickrImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", "OAuth1", .product(name: "Logging", package: "swift-log")]),
         .target(name: "FlickrOrigin", dependencies: ["PhotoContent", "OAuth1", .product(name: "Logging", package: "swift-log")]),
         // Your own photo folders as a source: walking, EXIF/HEIF metadata, places, file identity across imports.
-        .target(name: "FolderImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", "CExif", "CHeif", "CGeonames",
+        .target(name: "FolderImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", "CExif", "CHeif", "CGeonames", "CCrypto",
                                                    .product(name: "Logging", package: "swift-log")]),
         // Immich as a source: WebP images, the loopback Immich-format origin, and the importer (client, sign-in, mapping).
         .target(name: "WebPImage", dependencies: ["CWebP", "PhotoContent"]),

@@ -18,10 +18,13 @@ public final class FolderImporter {
     private let progress: ImportProgress?
     private let scan: FolderScan
 
+    /// `deferred`: files still being written (`--watch`), left as remembered until a later import.
     public init(catalog: Catalog, roots: [String], logger: Logger, progress: ImportProgress?,
-                cities: @escaping () -> NearestCity = { NearestCity(cities: GeonamesCities.all) }) {
+                cities: @escaping () -> NearestCity = { NearestCity(cities: GeonamesCities.all) },
+                deferred: Set<String> = []) {
         self.catalog = catalog; self.roots = roots; self.logger = logger; self.progress = progress
-        self.scan = FolderScan(catalog: catalog, roots: roots, logger: logger, progress: progress, cities: cities)
+        self.scan = FolderScan(catalog: catalog, roots: roots, logger: logger, progress: progress, cities: cities,
+                               deferred: deferred)
     }
 
     /// Scans, then writes each folder's photos through `LibraryImporter` (a page a transaction), then the
@@ -43,7 +46,7 @@ public final class FolderImporter {
             report.written.unchanged += result.summary.unchanged
             report.written.regions = result.summary.regions
         }
-        try catalog.replaceFolderFiles(roots: plan.walkedRoots, with: plan.files)
+        try catalog.updateFolderFiles(roots: plan.walkedRoots, previous: plan.previousFiles, to: plan.files)
         return report
     }
 }

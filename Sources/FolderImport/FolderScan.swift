@@ -14,6 +14,8 @@ public struct FolderPlan: Sendable {
     public var files: [FolderFileRecord] = []
     /// Roots that were walked (their remembered files are replaced by `files`).
     public var walkedRoots: Set<String> = []
+    /// What the library remembered before (so only the rows that change are written).
+    public var previousFiles: [FolderFileRecord] = []
     public var counts = FolderImportCounts()
 }
 
@@ -44,27 +46,33 @@ public final class FolderScan {
     private let progress: ImportProgress?
     private let cities: () -> NearestCity
     private let now: Int64
+    private let deferred: Set<String>
 
-    /// `roots` are absolute, canonical folder paths. `cities` is asked only when a photo has GPS.
+    /// `roots` are absolute, canonical folder paths. `cities` is asked only when a photo has GPS. `deferred`
+    /// are files still being written (`--watch`): left as the library remembers them, read by a later import.
     public init(catalog: Catalog, roots: [String], logger: Logger, progress: ImportProgress?,
                 cities: @escaping () -> NearestCity = { NearestCity(cities: GeonamesCities.all) },
-                now: Int64 = Int64(Date().timeIntervalSince1970)) {
+                now: Int64 = Int64(Date().timeIntervalSince1970), deferred: Set<String> = []) {
         self.catalog = catalog; self.roots = roots; self.logger = logger; self.progress = progress
-        self.cities = cities; self.now = now
+        self.cities = cities; self.now = now; self.deferred = deferred
     }
 
     public func plan() throws -> FolderPlan {
         var plan = FolderPlan()
         progress?.update(stage: "walk", done: 0, total: nil)
-        let walk = FolderWalk.walk(roots: roots)
+        var walk = FolderWalk.walk(roots: roots)
+        if !deferred.isEmpty { walk.images.removeAll { deferred.contains($0.path) } }
         for line in walk.warnings { warn(line, &plan) }
         for (_, kinds) in walk.skipped { for (kind, count) in kinds { plan.counts.skipped[kind.rawValue, default: 0] += count } }
         plan.walkedRoots = walk.walkedRoots
         plan.counts.imageFiles = walk.images.count
         progress?.update(stage: "walk", done: walk.images.count, total: walk.images.count)
 
-        let remembered = try catalog.folderFiles().map(FolderScan.remembered)
-        let mine = remembered.filter { walk.walkedRoots.contains($0.root) }
+        plan.previousFiles = try catalog.folderFiles()
+        let remembered = plan.previousFiles.map(FolderScan.remembered)
+        // A file being written keeps what was remembered of it, as a file that cannot be read does.
+        let deferredRemembered = remembered.filter { walk.walkedRoots.contains($0.root) && deferred.contains($0.path) }
+        let mine = remembered.filter { walk.walkedRoots.contains($0.root) && !deferred.contains($0.path) }
         let others = remembered.filter { !walk.walkedRoots.contains($0.root) }
         let classification = FileReconciliation.classify(remembered: mine, walked: walk.images)
 
@@ -72,16 +80,17 @@ public final class FolderScan {
         // of it, so a passing problem (permissions, a file being written) removes no photo.
         var readings: [String: FileReading] = [:]
         var candidates: [FileReconciliation.Candidate] = []
-        var keptAsRemembered: [RememberedFile] = []
+        var keptAsRemembered: [RememberedFile] = deferredRemembered
         let toRead = Set(classification.pathsToRead)
-        var done = 0
+        let filesToRead = walk.images.filter { toRead.contains($0.path) && classification.changes[$0.path] != nil }
+        // Overlapping roots may walk a path twice: both get its one reading.
+        let read = Dictionary(zip(filesToRead.map(\.path), ParallelFileReading.read(filesToRead, progress: progress)),
+                              uniquingKeysWith: { first, _ in first })
         for file in walk.images {
             guard let (change, previous) = classification.changes[file.path] else { continue }
-            if toRead.contains(file.path) {
-                done += 1
-                progress?.update(stage: "read", done: done, total: toRead.count)
+            if let result = read[file.path] {
                 do {
-                    let reading = try PhotoFileReader.read(file)
+                    let reading = try result.get()
                     plan.counts.filesRead += 1
                     readings[file.path] = reading
                     candidates.append(.init(file: file, change: change, previous: previous, partialHash: reading.partialHash))
@@ -95,12 +104,18 @@ public final class FolderScan {
             }
         }
 
-        let photoURLs = try catalog.photos(ids: Array(Set(remembered.map(\.photoID))))
+        let rememberedIDs = Set(remembered.map(\.photoID))
         var previousRepresentative: [String: String] = [:]
-        for (id, photo) in photoURLs { if let path = LocalFileContent.path(fromFileURI: photo.originalURL) { previousRepresentative[id] = path } }
+        for (id, url) in try catalog.localPhotoURLs() where rememberedIDs.contains(id) {
+            if let path = LocalFileContent.path(fromFileURI: url) { previousRepresentative[id] = path }
+        }
+        let vanished = classification.vanished.filter { v in !keptAsRemembered.contains(v) }
         let takenIDs = Set(try catalog.photos(ids: candidates.filter { $0.change == .new }.map { FolderScan.newID($0) }).keys)
-        let resolution = FileReconciliation.resolve(
-            candidates: candidates, vanished: classification.vanished.filter { v in !keptAsRemembered.contains(v) },
+        let resolution = FileReconciliation.unchanged(candidates: candidates, vanished: vanished,
+                                                      others: others + keptAsRemembered,
+                                                      previousRepresentative: previousRepresentative)
+            ?? FileReconciliation.resolve(
+            candidates: candidates, vanished: vanished,
             others: others + keptAsRemembered, previousRepresentative: previousRepresentative,
             newID: FolderScan.newID, takenIDs: takenIDs,
             fullHash: { path in

@@ -39,30 +39,38 @@ public enum FolderWalk {
             result.warnings.append("folder skipped: \(folder): \(lastError(or: "cannot be read"))")
             return
         }
-        var names: [String] = []
+        // Each entry is stat'ed relative to the open folder (fstatat), as find(1) does: a stat by absolute path
+        // walks every component again, which made the walk of 100,000 files several times find's.
+        let folderFD = dirfd(handle)
+        var entries: [(name: String, link: stat, info: stat?, error: String?)] = []
         while let entry = readdir(handle) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        closedir(handle)
-        for name in names.sorted() {
-            let path = folder + "/" + name
+            guard name != "." && name != ".." else { continue }
             var link = stat()
-            guard lstat(path, &link) == 0 else {
+            guard fstatat(folderFD, name, &link, AT_SYMLINK_NOFOLLOW) == 0 else {
                 // Gone since the listing (a file deleted during the walk) or unreadable.
-                result.warnings.append("file skipped: \(path): \(lastError(or: "vanished"))")
+                entries.append((name, link, nil, "file skipped: \(folder)/\(name): \(lastError(or: "vanished"))"))
                 continue
             }
             var info = link
-            if (link.st_mode & S_IFMT) == S_IFLNK {
-                guard stat(path, &info) == 0 else {
-                    result.warnings.append("link skipped: \(path): \(lastError(or: "broken"))")
-                    continue
-                }
-                if (info.st_mode & S_IFMT) == S_IFDIR { continue } // links to folders are not followed
+            if (link.st_mode & S_IFMT) == S_IFLNK, fstatat(folderFD, name, &info, 0) != 0 {
+                entries.append((name, link, nil, "link skipped: \(folder)/\(name): \(lastError(or: "broken"))"))
+                continue
             }
+            entries.append((name, link, info, nil))
+        }
+        closedir(handle)
+        for entry in entries.sorted(by: { $0.name < $1.name }) {
+            let name = entry.name
+            let path = folder + "/" + name
+            guard let info = entry.info else {
+                if let error = entry.error { result.warnings.append(error) }
+                continue
+            }
+            // Links to folders are not followed.
+            if (entry.link.st_mode & S_IFMT) == S_IFLNK && (info.st_mode & S_IFMT) == S_IFDIR { continue }
             switch info.st_mode & S_IFMT {
             case S_IFDIR:
                 if !name.hasPrefix(".") { walkFolder(path, root: root, into: &result) }

@@ -41,32 +41,86 @@ public enum LocalFileContent {
         "\(partialHash.prefix(16))-\(size)-\(mtimeNanos)"
     }
 
+    /// The mtime an etag made by `etag(partialHash:size:mtimeNanos:)` holds, given the size it was made with
+    /// (the hash is hex, the mtime may be negative: "…-1234--5"); nil for any other etag.
+    public static func modifiedNanos(fromETag etag: String?, size: Int64) -> Int64? {
+        guard let etag, let dash = etag.firstIndex(of: "-") else { return nil }
+        let rest = etag[etag.index(after: dash)...]
+        let sizePart = "\(size)-"
+        guard rest.hasPrefix(sizePart) else { return nil }
+        return Int64(rest.dropFirst(sizePart.count))
+    }
+
     /// Opens the file behind a local photo for reading, refusing it when it is no longer the imported file:
     /// another size or mtime ("changed since import: run photofs import folder again"), or not there.
-    static func open(_ source: ContentSource, path: String, modifiedNanos: Int64?) throws -> ContentHandle {
+    /// The mtime is the one the import's etag holds (no check when the etag is not a folder import's).
+    static func open(_ source: ContentSource, path: String) throws -> OpenFile {
         let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw ContentError(kind: .localIO("\(path): \(String(cString: strerror(errno))); run photofs import folder again"),
                                photoID: source.photoID, url: source.url)
         }
         let file = OpenFile(fd: fd)
+        try check(file, source, path: path)
+        return file
+    }
+
+    /// Whether the open file is still the imported version (size and mtime).
+    static func check(_ file: OpenFile, _ source: ContentSource, path: String) throws {
         var info = stat()
-        guard fstat(fd, &info) == 0 else {
+        guard fstat(file.fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             throw ContentError(kind: .localIO("\(path): cannot be read"), photoID: source.photoID, url: source.url)
         }
         let mtime = Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
-        guard Int64(info.st_size) == source.expectedSize, modifiedNanos.map({ $0 == mtime }) ?? true else {
+        let imported = modifiedNanos(fromETag: source.etag, size: source.expectedSize)
+        guard Int64(info.st_size) == source.expectedSize, imported.map({ $0 == mtime }) ?? true else {
             throw ContentError(kind: .localIO("\(path) changed since import: run photofs import folder again"),
                                photoID: source.photoID, url: source.url)
         }
-        return ContentHandle(cachedFile: file, key: OriginalCache.key(for: source), size: source.expectedSize,
-                             photoID: source.photoID)
     }
 }
 
-extension OriginalCache {
-    /// A local photo's handle: the file itself, checked (see `LocalFileContent.open`); nothing is cached.
-    public func openLocalFile(_ source: ContentSource, path: String, modifiedNanos: Int64?) throws -> ContentHandle {
-        try LocalFileContent.open(source, path: path, modifiedNanos: modifiedNanos)
+/// Local photos as an `OriginalAccess`: every call opens the file and checks it is the imported version; no
+/// byte is copied into the cache and no request is made.
+public final class LocalFileOriginals: OriginalAccess, @unchecked Sendable {
+    public init() {}
+
+    private func path(_ source: ContentSource) throws -> String {
+        guard let path = LocalFileContent.path(fromFileURI: source.url) else {
+            throw ContentError(kind: .localIO("not a local file URI"), photoID: source.photoID, url: source.url)
+        }
+        return path
     }
+
+    public func open(_ source: ContentSource, thumbnailer: String?) throws -> ContentHandle {
+        let file = try LocalFileContent.open(source, path: try path(source))
+        return ContentHandle(cachedFile: file, key: OriginalCache.key(for: source), size: source.expectedSize,
+                             photoID: source.photoID)
+    }
+
+    public func release(_ handle: ContentHandle) {}
+
+    /// The file itself, once checked. The renderer reads it later (after admission): a file edited in between
+    /// is caught there, since `bytes` checks again.
+    public func wholeFile(_ source: ContentSource) throws -> String {
+        let path = try path(source)
+        _ = try LocalFileContent.open(source, path: path)
+        return path
+    }
+
+    /// The whole file, checked before and after the read: an edit while it is read (the mtime moves) is refused
+    /// rather than decoded half old, half new.
+    public func bytes(_ source: ContentSource, priority: DownloadPriority) throws -> Data {
+        let path = try path(source)
+        let file = try LocalFileContent.open(source, path: path)
+        guard source.expectedSize <= Download.memoryLimit,
+              let data = CacheDirectory.readAll(fd: file.fd, count: Int(source.expectedSize)) else {
+            throw ContentError(kind: .localIO("\(path): cannot be read whole"), photoID: source.photoID, url: source.url)
+        }
+        try LocalFileContent.check(file, source, path: path)
+        return data
+    }
+
+    public func isAtHand(_ source: ContentSource) -> Bool { true }
+    public func prefetch(_ source: ContentSource) {}
 }

@@ -28,6 +28,15 @@ public enum VariantSpec: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The format a variant of an original of `contentType` is served as: square thumbnails are PNG; a `fit`
+    /// variant keeps the original's format, except HEIC (which photofs decodes but does not write): JPEG.
+    public func servedType(forOriginal contentType: String?) -> String {
+        switch self {
+        case .square: return "image/png"
+        case .fit: return contentType == "image/heic" ? "image/jpeg" : contentType ?? "image/jpeg"
+        }
+    }
+
     public var edge: Int {
         switch self {
         case .fit(let edge), .square(let edge): return edge
@@ -60,10 +69,11 @@ public enum VariantRenderer {
     public static func render(_ source: Data, contentType: String, spec: VariantSpec, outputType: String? = nil,
                               options: RenderOptions = RenderOptions()) throws -> RenderedVariant {
         let isJPEG = contentType == "image/jpeg"
-        guard isJPEG || contentType == "image/png" else {
-            throw ImageCodecError(message: "variants are made from JPEG and PNG only, not \(contentType)")
+        let isHEIC = contentType == "image/heic"
+        guard isJPEG || isHEIC || contentType == "image/png" else {
+            throw ImageCodecError(message: "variants are made from JPEG, PNG and HEIC only, not \(contentType)")
         }
-        let fitType = outputType ?? contentType
+        let fitType = spec.servedType(forOriginal: outputType ?? contentType)
         guard fitType == "image/jpeg" || fitType == "image/png" else {
             throw ImageCodecError(message: "variants are written as JPEG or PNG only, not \(fitType)")
         }
@@ -73,7 +83,12 @@ public enum VariantRenderer {
         // by while decoding (1: not shrunk; then `image` has that size).
         var decodedSize: (width: Int, height: Int)
         var shrunkBy = 1
-        if isJPEG {
+        if isHEIC {
+            // Decoded whole and upright (libheif has no shrink-on-load; its own rotation is applied, so
+            // `orientation` stays 1). Never unchanged: a HEIC is served as JPEG.
+            image = try HeifDecoding.decode(source, maxPixels: options.maxPixels)
+            decodedSize = (image.width, image.height)
+        } else if isJPEG {
             let stored = try ImageCodec.jpegSize(source)
             guard stored.width * stored.height <= options.maxPixels else {
                 throw ImageCodecError(message: "JPEG of \(stored.width)×\(stored.height) has more pixels than allowed")
@@ -198,6 +213,14 @@ public enum VariantRenderer {
             // (interlaced, 16-bit, another gamma than sRGB's).
             decoding = shrunkOnLoad ? factor * size.width * channels + size.width / factor * (size.height / factor) * channels
                 : size.width * size.height * channels
+        } else if contentType == "image/heic" {
+            // libheif reads the boxes before `mdat`; a file whose boxes do not fit the prefix is estimated by
+            // the caller as the whole budget.
+            guard let header = try? HeifDecoding.header(prefix) else { return nil }
+            guard header.width * header.height <= maxPixels else { return withSource(0) }
+            decoded = (header.width, header.height)
+            channels = header.hasAlpha ? 4 : 3
+            decoding = HeifDecoding.decodingBytes(header)
         } else {
             return withSource(0)
         }

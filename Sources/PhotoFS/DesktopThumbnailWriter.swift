@@ -84,7 +84,8 @@ public struct DesktopThumbnailTarget: Sendable, Equatable {
 public final class DesktopThumbnailWriter: @unchecked Sendable {
     public let options: DesktopThumbnailOptions
     private let catalog: Catalog
-    private let cache: OriginalCache
+    /// Originals through the cache or, for a folder import's photos, straight from their files.
+    private let originals: PhotoOriginals
     private let http: HTTPClient
     private let logger: Logger
     /// Its timed waits (a listing's deadline, an idle worker's 30 s) run on the monotonic clock.
@@ -141,7 +142,7 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
     public init(options: DesktopThumbnailOptions, catalog: Catalog, cache: OriginalCache, http: HTTPClient, logger: Logger) {
         self.options = options
         self.catalog = catalog
-        self.cache = cache
+        self.originals = PhotoOriginals(cache: cache)
         self.http = http
         self.logger = logger
         waitBudget = options.maxWait
@@ -534,7 +535,8 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         let original = PhotoFilesystem.contentSource(photo).flatMap {
             $0.expectedSize <= DesktopThumbnailWriter.largestOriginalSource ? $0 : nil
         }
-        let cached = original.flatMap { cache.cachedPath(for: $0) } != nil
+        // A cached original or a local file: no request at all.
+        let cached = original.map { originals.isAtHand($0) } ?? false
         guard let choice = RenditionChoice.desktopThumbnailSource(
             edge: DesktopThumbnailSize.large.edge, among: renditions, originalURL: photo.originalURL, originalCached: cached)
         else { throw FilesystemError(.notFound, "photo \(photo.id) has no image to make a thumbnail from") }
@@ -547,7 +549,7 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
                 throw ThumbnailUnavailable(reason: "no rendition, and only a file manager's listing downloads the original")
             }
             // Behind every other download: a person's opens and prefetches go first.
-            bytes = try cache.fetchBytes(original, priority: .thumbnailer)
+            bytes = try originals.bytes(original, priority: .thumbnailer)
             type = original.contentType
         case .rendition(let rendition):
             // 16 MB: a rendition chosen for a 256 px thumbnail is tens of KB; more is an origin gone wrong.

@@ -545,7 +545,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
                                 style: .moment)
         case .recent:
             return TreeBuilder.photos(try recent.photos(), in: .recent, style: .title,
-                                      fileExtension: variantExtension) { TreeBuilder.linkCount(of: $0, inRecent: true) }
+                                      servedExtension: variantExtension) { TreeBuilder.linkCount(of: $0, inRecent: true) }
         case .photo:
             throw FilesystemError(.notADirectory, "a photo is not a directory")
         }
@@ -554,15 +554,15 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Listings store a photo's link count without /recent (2 + its albums); `current` adds /recent's at
     /// reply time, so a photo entering /recent does not invalidate every listing that shows it.
     func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) -> DirectoryListing {
-        TreeBuilder.photos(photos, in: node, style: style, fileExtension: variantExtension) {
+        TreeBuilder.photos(photos, in: node, style: style, servedExtension: variantExtension) {
             TreeBuilder.linkCount(of: $0, inRecent: false)
         }
     }
 
-    /// Square thumbnails are PNG whatever the original; `fit` variants keep the photo's format.
-    private var variantExtension: String? {
-        if case .square = options.variant { return "png" }
-        return nil
+    /// The format a sized mount serves each photo as (`VariantSpec.servedType`): square thumbnails are PNG,
+    /// `fit` variants keep JPEG and PNG, a HEIC original becomes JPEG.
+    private var variantExtension: ((PhotoRecord) -> String)? {
+        options.variant.map { spec in { ImageContentType.fileExtension(for: spec.servedType(forOriginal: $0.contentType)) ?? "jpg" } }
     }
 
     // MARK: Sized mounts
@@ -740,11 +740,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
     private func openOriginal(_ source: ContentSource, photo: PhotoRecord, inode: UInt64,
                               thumbnailer: String?) throws -> ContentHandle {
         do {
-            // A folder import's photo is its file, read in place (checked against the import's size and mtime).
-            if let path = LocalFileContent.path(fromFileURI: source.url) {
-                return try cache.openLocalFile(source, path: path, modifiedNanos: photo.lastModified.flatMap { Int64($0) })
-            }
-            return try cache.open(source, thumbnailer: thumbnailer)
+            // Through the cache, or a folder import's file read in place (checked against the import's size and mtime).
+            return try PhotoOriginals(cache: cache).open(source, thumbnailer: thumbnailer)
         } catch let error as ContentError {
             logger.error("cannot open photo", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
                                                           "error": "\(error)"])

@@ -23,6 +23,8 @@ public final class VariantProducer: @unchecked Sendable {
     public let spec: VariantSpec
     private let catalog: Catalog
     private let cache: OriginalCache
+    /// Originals through the cache or, for a folder import's photos, straight from their files.
+    private let originals: PhotoOriginals
     private let http: HTTPClient
     private let renderOptions: RenderOptions
     private let logger: Logger
@@ -61,6 +63,7 @@ public final class VariantProducer: @unchecked Sendable {
         self.spec = spec
         self.catalog = catalog
         self.cache = cache
+        self.originals = PhotoOriginals(cache: cache)
         self.http = http
         self.renderOptions = renderOptions
         self.logger = logger
@@ -245,6 +248,12 @@ public final class VariantProducer: @unchecked Sendable {
     /// An original's bytes from its cache file; fetched again if the cache evicted it since (a full cache
     /// under many renders), or into memory when the cache cannot keep it (disk full, directory gone).
     private func readCached(_ source: FetchedSource, photo: PhotoRecord, url: String) throws -> Data {
+        if let original = source.original, originals.access(for: original) is LocalFileOriginals {
+            // Read and checked again now: the file may have been edited since `fetchSource` looked.
+            do { return try originals.bytes(original, priority: .user) } catch {
+                throw FilesystemError(.ioFailure, "\(error)", underlying: error)
+            }
+        }
         if let path = source.path, let data = FileManager.default.contents(atPath: path) { return data }
         if let original = source.original, let data = try? cache.fetchBytes(original) { return data }
         logger.error("cannot read cached photo to render", metadata: ["photo": "\(photo.id)", "path": "\(source.path ?? "")"])
@@ -259,8 +268,15 @@ public final class VariantProducer: @unchecked Sendable {
                 throw FilesystemError(.notFound, "photo \(photo.id) is no longer in the catalog")
             }
             let source = ContentSource(photoID: photo.id, url: url, expectedSize: size, contentType: type, etag: photo.etag)
+            if originals.access(for: source) is LocalFileOriginals {
+                // A folder import's photo: its own file, checked to be the imported version; nothing is copied.
+                do { return FetchedSource(original: source, path: try originals.wholeFile(source), data: nil, type: type) } catch {
+                    logger.error("cannot read photo to render", metadata: ["photo": "\(photo.id)", "error": "\(error)"])
+                    throw FilesystemError(.ioFailure, "\(error)", underlying: error)
+                }
+            }
             do {
-                return FetchedSource(original: source, path: try cache.fetch(source), data: nil, type: type)
+                return FetchedSource(original: source, path: try originals.wholeFile(source), data: nil, type: type)
             } catch let error as ContentError where error.kind == .noSpace || error.kind.isLocalIO {
                 // The cache cannot keep it: read into memory once a render slot is free (`readCached`).
                 logger.debug("original not cached; rendered from memory", metadata: ["photo": "\(photo.id)", "error": "\(error)"])

@@ -183,10 +183,12 @@ public enum TreeBuilder {
 
     /// A directory of photos. `photos` may come in any order: names are handed out in import order (seq) so
     /// they stay stable; entries are listed in `listingOrder` (the order given).
-    /// `fileExtension` overrides the photo's own (a square-thumbnail mount shows every photo as `.png`).
+    /// `fileExtension` overrides the photo's own (a square-thumbnail mount shows every photo as `.png`);
+    /// `servedExtension`, when given, names each photo's (a sized mount serves a HEIC original as JPEG).
     /// A seq given twice is listed once (its first occurrence), so no two entries share a name or an inode.
     public static func photos(_ photos: [PhotoRecord], in node: Node, style: PhotoNameStyle,
-                              fileExtension: String? = nil, linkCount: (PhotoRecord) -> UInt32) -> DirectoryListing {
+                              fileExtension: String? = nil, servedExtension: ((PhotoRecord) -> String)? = nil,
+                              linkCount: (PhotoRecord) -> UInt32) -> DirectoryListing {
         var seen = Set<Int64>()
         let photos = photos.filter { seen.insert($0.seq).inserted }
         var namer = UniqueNamer()
@@ -194,7 +196,7 @@ public enum TreeBuilder {
         names.reserveCapacity(photos.count)
         for photo in photos.sorted(by: { $0.seq < $1.seq }) {
             names[photo.seq] = namer.claim(stem: stem(of: photo, style: style), id: photo.id,
-                                           extension: fileExtension ?? photo.fileExtension)
+                                           extension: fileExtension ?? servedExtension?(photo) ?? photo.fileExtension)
         }
         let entries = photos.compactMap { photo in
             names[photo.seq].map { DirectoryEntry(name: $0, attributes: photoAttributes(photo, linkCount: linkCount(photo))) }

@@ -1,0 +1,212 @@
+// `photofs import folder --watch`: inotify on every imported folder, changes imported in batches.
+import Foundation
+import Logging
+
+/// Watches the imported folders with inotify (every folder the walk would enter: recursive, hidden folders and
+/// links to folders left out, new folders added as they appear) and runs `importBatch` when `WatchBatching` says
+/// so. The events only decide when an import runs; each batch is a whole import, whose walk and reconciliation
+/// find what changed (so a lost event queue, IN_Q_OVERFLOW, needs nothing more than a batch).
+public final class FolderWatcher {
+    private let roots: [String]
+    private let logger: Logger
+    private var batching: WatchBatching
+    private let fd: Int32
+    /// Watch descriptor → the folder it watches (a renamed folder keeps its descriptor; re-adding it under the
+    /// new path updates the entry).
+    private var folders: [Int32: String] = [:]
+    /// Roots that could not be watched (missing, unmounted), tried again every `rootRetry` seconds.
+    private var missingRoots: Set<String> = []
+    private var nextRootRetry = 0.0
+    private var limitWarned = false
+    static let rootRetry = 5.0
+    /// IN_CLOSE_WRITE ends a write; IN_CREATE/IN_MODIFY start one; moves, deletions and attribute changes
+    /// (a chmod changes who may read a photo; a touch its mtime) need an import; *_SELF say a folder went.
+    static let mask: UInt32 = UInt32(IN_CLOSE_WRITE | IN_CREATE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE
+        | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR) | dontFollow
+    /// IN_DONTFOLLOW (a link to a folder is not watched, as the walk does not enter it); glibc's macro does
+    /// not reach Swift.
+    static let dontFollow: UInt32 = 0x0200_0000
+
+    public init(roots: [String], logger: Logger, batching: WatchBatching = WatchBatching()) throws {
+        self.roots = roots; self.logger = logger; self.batching = batching
+        fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else { throw FolderWatchError("inotify is not available: \(String(cString: strerror(errno)))") }
+    }
+
+    deinit { close(fd) }
+
+    /// Watches until `shouldStop` says so (checked at least every `tick` seconds), calling `importBatch` with
+    /// the files to leave for later whenever a batch is due. An import that throws is logged; watching goes on.
+    /// The first import runs once the folders are watched, so a change during it is not missed.
+    public func run(tick: Double = 1, shouldStop: () -> Bool = { false }, importBatch: (Set<String>) throws -> Void) {
+        let started = now()
+        syncWatches(now: started)
+        do { try importBatch([]) } catch { logger.error("watched import failed: \(error)") }
+        batching.imported(startedAt: started)
+        while !shouldStop() {
+            let current = now()
+            for path in batching.filesToStat(at: current) { batching.stamped(path, stamp(path), at: current) }
+            if current >= nextRootRetry, !missingRoots.isEmpty { syncWatches(now: current) }
+            switch batching.decision(at: current) {
+            case .importNow(let deferring):
+                // New folders first, so a file written into one while the batch runs still has its events.
+                syncWatches(now: current)
+                do { try importBatch(deferring) } catch { logger.error("watched import failed: \(error)") }
+                batching.imported(startedAt: current)
+                continue
+            case .wait(let until):
+                waitForEvents(seconds: min(tick, max(0.01, until - current)))
+            case .idle:
+                waitForEvents(seconds: tick)
+            }
+            readEvents()
+        }
+    }
+
+    // MARK: inotify
+
+    private func waitForEvents(seconds: Double) {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, Int32((seconds * 1000).rounded(.up)))
+    }
+
+    /// Reads every queued event. Each is an `inotify_event` header and a NUL-padded name of `len` bytes; a
+    /// length running past what was read (which the kernel never sends) ends the buffer rather than reading on.
+    private func readEvents() {
+        let headerSize = MemoryLayout<inotify_event>.size
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { return }
+            var offset = 0
+            while offset + headerSize <= count {
+                let event = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self) }
+                let nameLength = Int(event.len)
+                guard nameLength <= count - offset - headerSize else { break }
+                let nameBytes = buffer[(offset + headerSize)..<(offset + headerSize + nameLength)].prefix { $0 != 0 }
+                handle(event, name: String(decoding: nameBytes, as: UTF8.self))
+                offset += headerSize + nameLength
+            }
+        }
+    }
+
+    private func handle(_ event: inotify_event, name: String) {
+        let current = now()
+        let mask = event.mask
+        if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+            // Events were lost: the next batch's walk sees everything anyway; folders may have appeared.
+            logger.info("too many changes at once for inotify: the next import looks at every folder")
+            batching.changed(at: current)
+            syncWatches(now: current)
+            return
+        }
+        guard let folder = folders[event.wd] else { return }
+        if mask & UInt32(IN_IGNORED) != 0 {
+            folders[event.wd] = nil
+            if roots.contains(folder), !missingRoots.contains(folder) {
+                logger.warning("watched folder vanished: \(folder); its photos stay until it is back")
+                missingRoots.insert(folder)
+            }
+            batching.changed(at: current)
+            return
+        }
+        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 { batching.changed(at: current); return }
+        let path = folder + "/" + name
+        if mask & UInt32(IN_ISDIR) != 0 {
+            guard !name.hasPrefix(".") else { return } // hidden folders are not imported
+            if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { addFolder(path, now: current) }
+            batching.changed(at: current)
+            return
+        }
+        // Only image files matter (a browser's ".part", a video) until they are renamed to one.
+        guard ImageFileKind.fromName(name).isImage else { return }
+        if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE) != 0 {
+            batching.finished(path, at: current)
+        } else if mask & UInt32(IN_CREATE | IN_MODIFY) != 0 {
+            batching.writing(path, at: current)
+        } else {
+            batching.changed(at: current)
+        }
+    }
+
+    /// Watches every folder under every root (again: adding a watched folder only refreshes its path). A root
+    /// that cannot be watched is a warning once, and tried again later.
+    private func syncWatches(now current: Double) {
+        nextRootRetry = current + FolderWatcher.rootRetry
+        for root in roots {
+            var info = stat()
+            guard stat(root, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, watch(root) else {
+                if missingRoots.insert(root).inserted {
+                    logger.warning("watched folder vanished: \(root); its photos stay until it is back")
+                }
+                continue
+            }
+            if missingRoots.remove(root) != nil {
+                logger.info("watched folder is back: \(root)")
+                batching.changed(at: current)
+            }
+            for folder in FolderWatcher.subfolders(of: root) { _ = watch(folder) }
+        }
+    }
+
+    /// A folder that appeared (created, or moved in with its files): watched with everything under it, and
+    /// its image files judged as being written until their sizes settle (their events came before the watch).
+    private func addFolder(_ path: String, now current: Double) {
+        guard watch(path) else { return }
+        for folder in FolderWatcher.subfolders(of: path) { _ = watch(folder) }
+        for file in FolderWalk.walk(roots: [path]).images { batching.appeared(file.path, at: current) }
+    }
+
+    private func watch(_ folder: String) -> Bool {
+        let wd = inotify_add_watch(fd, folder, FolderWatcher.mask)
+        guard wd >= 0 else {
+            if errno == ENOSPC && !limitWarned {
+                limitWarned = true
+                logger.warning("""
+                    inotify watch limit reached at \(folder): folders beyond it are imported only when another \
+                    change comes (raise fs.inotify.max_user_watches)
+                    """)
+            }
+            return false
+        }
+        folders[wd] = folder
+        return true
+    }
+
+    /// Every folder under `root` the walk would enter (not hidden, not through a link), depth first.
+    static func subfolders(of root: String) -> [String] {
+        var found: [String] = []
+        var pending = [root]
+        while let folder = pending.popLast() {
+            guard let handle = opendir(folder) else { continue }
+            while let entry = readdir(handle) {
+                guard entry.pointee.d_type == UInt8(DT_DIR) || entry.pointee.d_type == UInt8(DT_UNKNOWN) else { continue }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                guard !name.hasPrefix(".") else { continue }
+                let path = folder + "/" + name
+                var info = stat()
+                guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+                found.append(path)
+                pending.append(path)
+            }
+            closedir(handle)
+        }
+        return found
+    }
+
+    private func stamp(_ path: String) -> WatchBatching.FileStamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return WatchBatching.FileStamp(size: Int64(info.st_size),
+                                       mtimeNanos: Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec))
+    }
+
+    private func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+}
+
+public struct FolderWatchError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,112 @@
+// When `import folder --watch` imports what changed: after a quiet moment, never a file still being written.
+import Foundation
+
+/// The pure timing policy of a watched import, fed with what inotify reported and asked what to do at a time
+/// (seconds on any monotonic clock). A batch is one whole import (walk, reconcile, read what changed), so the
+/// policy only decides *when*; the import finds *what*.
+///
+/// - Quiet: a batch starts once no change came for `quiet` (0.25 s): a camera copying 500 files, or `cp -r`,
+///   makes a burst of events and one import, not 500. With the mount's 1 s catalog poll, a single new file is
+///   visible in about 1.5 s (the figure is 2 s).
+/// - Never starved: when changes keep coming (a long copy), a batch runs every `longest` (5 s) anyway.
+/// - Being written: a file created or modified and not closed yet (no IN_CLOSE_WRITE) is deferred by every
+///   batch: the library keeps what it remembered of it, and its close starts a batch of its own. Only its
+///   close counts as a change, so a file being written starts no import. A close may never come: a file found
+///   in a folder that appeared with files already in it (their events came before its watch) is judged by
+///   size, done once two stats `unclosedQuiet` (1 s) apart agree; a writer that holds a file open without
+///   writing for `closeTimeout` (30 s) is judged the same way.
+public struct WatchBatching: Sendable {
+    public var quiet: Double = 0.25
+    public var longest: Double = 5
+    public var unclosedQuiet: Double = 1
+    public var closeTimeout: Double = 30
+
+    public enum Decision: Equatable, Sendable {
+        /// Nothing to import: wait for events.
+        case idle
+        /// Ask again at this time (or when an event comes).
+        case wait(until: Double)
+        /// Import now, leaving these files (being written) as remembered.
+        case importNow(deferring: Set<String>)
+    }
+
+    private struct Writing: Sendable {
+        var lastEvent: Double
+        /// A writer was seen (IN_CREATE, IN_MODIFY): its close is waited for, up to `closeTimeout`.
+        var awaitsClose: Bool
+        /// Size and mtime at the last stat, once one was asked for.
+        var seen: FileStamp?
+    }
+
+    public struct FileStamp: Equatable, Sendable {
+        public var size: Int64
+        public var mtimeNanos: Int64
+        public init(size: Int64, mtimeNanos: Int64) { self.size = size; self.mtimeNanos = mtimeNanos }
+    }
+
+    /// When the oldest change not yet imported came (nil: nothing pending).
+    private var firstPending: Double?
+    private var lastEvent = -Double.infinity
+    private var writing: [String: Writing] = [:]
+
+    public init() {}
+
+    /// Files currently judged as being written.
+    public var filesBeingWritten: Set<String> { Set(writing.keys) }
+
+    /// A change that needs an import: a rename, a deletion, new attributes, a folder, a lost event queue.
+    public mutating func changed(at now: Double) {
+        lastEvent = max(lastEvent, now)
+        if firstPending == nil { firstPending = now }
+    }
+
+    /// A file was created or written to (IN_CREATE, IN_MODIFY): deferred until it is closed.
+    public mutating func writing(_ path: String, at now: Double) {
+        writing[path] = Writing(lastEvent: now, awaitsClose: true, seen: nil)
+    }
+
+    /// A file whose writer was not seen (found in a folder that appeared): deferred until its size settles.
+    public mutating func appeared(_ path: String, at now: Double) {
+        writing[path] = Writing(lastEvent: now, awaitsClose: false, seen: nil)
+        changed(at: now)
+    }
+
+    /// A file was closed after writing (IN_CLOSE_WRITE), renamed, or deleted: it is complete, or gone.
+    public mutating func finished(_ path: String, at now: Double) {
+        writing[path] = nil
+        changed(at: now)
+    }
+
+    /// Files being written whose writer is judged by size now: stat them and report with `stamped`.
+    public func filesToStat(at now: Double) -> [String] {
+        writing.filter { now >= statTime($0.value) }.map(\.key).sorted()
+    }
+
+    /// What a stat of a file being written found (nil: it is gone). The same size and mtime as the stat before
+    /// means its writer is done.
+    public mutating func stamped(_ path: String, _ stamp: FileStamp?, at now: Double) {
+        guard let entry = writing[path] else { return }
+        if stamp == nil || stamp == entry.seen {
+            finished(path, at: now)
+        } else {
+            writing[path] = Writing(lastEvent: now, awaitsClose: false, seen: stamp)
+        }
+    }
+
+    public func decision(at now: Double) -> Decision {
+        let nextStat = writing.values.map(statTime).min() ?? .infinity
+        guard let first = firstPending else { return nextStat.isFinite ? .wait(until: nextStat) : .idle }
+        let due = min(lastEvent + quiet, first + longest)
+        if now >= due { return .importNow(deferring: Set(writing.keys)) }
+        return .wait(until: min(due, nextStat))
+    }
+
+    /// A batch that started at `started` ended: what came meanwhile stays pending.
+    public mutating func imported(startedAt started: Double) {
+        firstPending = lastEvent >= started ? started : nil
+    }
+
+    private func statTime(_ entry: Writing) -> Double {
+        entry.lastEvent + (entry.awaitsClose ? closeTimeout : unclosedQuiet)
+    }
+}
