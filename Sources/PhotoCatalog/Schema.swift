@@ -24,10 +24,10 @@ enum Schema {
 
     /// Every table the migrations below create (GRDB's `grdb_migrations` included). A file with any other
     /// table is not left to photofs to migrate or write. LibraryIdentityTests checks the list against a new library.
-    static let knownTables: Set<String> = [
+    static let knownTables: Set<String> = Set<String>([
         "photographer", "region", "place", "photo", "recent", "library_state", "rendition", "variant", "thumbnail",
         "album", "album_photo", "sync_state", "removed_photo", "desktop_thumbnail", "grdb_migrations",
-    ]
+    ]).union(eventTables)
 
     /// The region every photo without a resolvable place goes to, so every photo is reachable under /regions.
     static let fallbackRegion = "Unknown Region"
@@ -208,6 +208,7 @@ enum Schema {
                 PRAGMA user_version = 4;
                 """)
         }
+        registerEventsMigration(&migrator)
         return migrator
     }
 }

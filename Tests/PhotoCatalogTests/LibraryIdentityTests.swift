@@ -16,7 +16,7 @@ final class LibraryIdentityTests: XCTestCase {
         _ = try Catalog(path: library)
         XCTAssertEqual(try pragma(library, "application_id"), 0x5048_4653, "ASCII PHFS")
         XCTAssertEqual(try pragma(library, "user_version"), Int64(Schema.version))
-        XCTAssertEqual(Schema.version, 4)
+        XCTAssertEqual(Schema.version, 5)
         let queue = try DatabaseQueue(path: library)
         let tables = try queue.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
@@ -94,7 +94,7 @@ final class LibraryIdentityTests: XCTestCase {
             let error = catalogError(try Catalog(path: library, mode: mode))
             XCTAssertEqual(error?.reason, .newerLibrary)
             XCTAssertEqual(error?.description, "\(library) was made by a newer photofs (library version 999, this one "
-                           + "reads up to 4); upgrade photofs")
+                           + "reads up to \(Schema.version)); upgrade photofs")
         }
         XCTAssertEqual(FileSnapshot(library), before)
     }
@@ -128,7 +128,7 @@ final class LibraryIdentityTests: XCTestCase {
         XCTAssertFalse(catalog.isReadOnly)
         XCTAssertEqual(try catalog.allPhotos().map(\.id), ["1", "2"])
         XCTAssertEqual(try pragma(library, "application_id"), Int64(Schema.applicationID))
-        XCTAssertEqual(try pragma(library, "user_version"), 4)
+        XCTAssertEqual(try pragma(library, "user_version"), Int64(Schema.version))
     }
 
     func testAVersion1LibraryIsMigratedAndMarked() throws {
@@ -140,7 +140,7 @@ final class LibraryIdentityTests: XCTestCase {
         XCTAssertEqual(try catalog.renditions(seq: 1), [], "the v2 tables exist")
         XCTAssertEqual(try catalog.albums(), [], "the v3 tables exist")
         XCTAssertEqual(try catalog.outdatedDesktopThumbnailURIs(removedAfter: 0), [], "the v4 table exists")
-        XCTAssertEqual(try pragma(library, "user_version"), 4)
+        XCTAssertEqual(try pragma(library, "user_version"), Int64(Schema.version))
         XCTAssertEqual(try pragma(library, "application_id"), Int64(Schema.applicationID))
     }
 
@@ -191,11 +191,12 @@ final class LibraryIdentityTests: XCTestCase {
             LibraryInspection(applicationID: id, userVersion: version, tables: tables, migrations: migrations).classify()
         }
         let all = Schema.migrationIdentifiers
-        XCTAssertEqual(classify(Schema.applicationID, 4, ours, all), .library(needsMigration: false, needsMarking: false))
+        XCTAssertEqual(classify(Schema.applicationID, Schema.version, ours, all), .library(needsMigration: false, needsMarking: false))
         XCTAssertEqual(classify(0, 0, ours, all), .library(needsMigration: false, needsMarking: true))
         XCTAssertEqual(classify(0, 0, [], nil), .emptyDatabase)
         XCTAssertEqual(classify(0, 7, [], nil), .foreign(tables: [], applicationID: 0))
-        XCTAssertEqual(classify(Schema.applicationID, 5, ours, all), .newer(version: 5, unknownMigrations: []))
+        XCTAssertEqual(classify(Schema.applicationID, Schema.version + 1, ours, all),
+                       .newer(version: Schema.version + 1, unknownMigrations: []))
         XCTAssertEqual(classify(0, 0, ["photo", "grdb_migrations"], ["create users"]),
                        .foreign(tables: ["grdb_migrations", "photo"], applicationID: 0))
     }
