@@ -27,7 +27,7 @@ enum Schema {
     static let knownTables: Set<String> = Set<String>([
         "photographer", "region", "place", "photo", "recent", "library_state", "rendition", "variant", "thumbnail",
         "album", "album_photo", "sync_state", "removed_photo", "desktop_thumbnail", "grdb_migrations",
-    ]).union(eventTables)
+    ]).union(eventTables).union(searchTables)
 
     /// The region every photo without a resolvable place goes to, so every photo is reachable under /regions.
     static let fallbackRegion = "Unknown Region"
@@ -209,6 +209,7 @@ enum Schema {
                 """)
         }
         registerEventsMigration(&migrator)
+        registerSearchMigration(&migrator)
         return migrator
     }
 }
