@@ -150,6 +150,10 @@ final class SearchIndexTests: XCTestCase {
         }
         XCTAssertEqual(rows.0, rows.2, "one index row per photo")
         XCTAssertEqual(rows.1, 0, "no photo with Han, kana or Hangul text is left")
+        let queued = try DatabaseQueue(path: scratch.path("library.sqlite")).read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM search_queue")
+        }
+        XCTAssertEqual(queued, 0, "every write transaction indexes what it queued")
     }
 
     func testALibraryMadeBeforeTheIndexIsIndexedWhenMigrated() throws {
@@ -162,7 +166,7 @@ final class SearchIndexTests: XCTestCase {
         }
         XCTAssertEqual(triggers.count, 10)
         try tamper(path, triggers.map { "DROP TRIGGER \($0);" }.joined() + """
-            DROP TABLE photo_search; DROP TABLE photo_search_trigram; DROP INDEX photo_by_place;
+            DROP TABLE photo_search; DROP TABLE photo_search_trigram; DROP TABLE search_queue; DROP INDEX photo_by_place;
             DELETE FROM grdb_migrations WHERE identifier = '\(Schema.searchMigration)';
             PRAGMA user_version = \(Schema.version - 1);
             """)
