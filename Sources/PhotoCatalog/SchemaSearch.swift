@@ -10,7 +10,8 @@ extension Schema {
         [table] + ["data", "idx", "content", "docsize", "config"].map { table + "_" + $0 }
     }).union([SearchIndex.queueTable])
 
-    /// Two FTS5 tables of the same columns (`SearchIndex.columns`), rowid = photo seq:
+    /// Two FTS5 tables of the same columns (`SearchIndex.columns`), rowid = photo seq, holding the photos the
+    /// tree lists (`available`: size and type known), so a search needs no join with `photo`:
     /// - `photo_search`, `unicode61 remove_diacritics 2` (so "belem" finds Belém), with prefix indexes of 2 and 3
     ///   characters (the last word is a prefix; "li" would otherwise walk every term starting with it);
     /// - `photo_search_trigram`, holding only photos whose text has a Han, kana, Hangul or Thai character
@@ -37,10 +38,12 @@ extension Schema {
                     \(SearchIndex.enqueue("NEW.seq"))
                 END;
                 CREATE TRIGGER search_follows_photo_edits
-                AFTER UPDATE OF title, description, tags, place_id, region_id, photographer_id, moment_at ON photo
-                WHEN (OLD.title, OLD.description, OLD.tags, OLD.place_id, OLD.region_id, OLD.photographer_id, OLD.moment_at)
+                AFTER UPDATE OF title, description, tags, place_id, region_id, photographer_id, moment_at, byte_size,
+                                content_type ON photo
+                WHEN (OLD.title, OLD.description, OLD.tags, OLD.place_id, OLD.region_id, OLD.photographer_id, OLD.moment_at,
+                      OLD.byte_size IS NULL, OLD.content_type IS NULL)
                      IS NOT (NEW.title, NEW.description, NEW.tags, NEW.place_id, NEW.region_id, NEW.photographer_id,
-                             NEW.moment_at)
+                             NEW.moment_at, NEW.byte_size IS NULL, NEW.content_type IS NULL)
                 BEGIN
                     \(SearchIndex.enqueue("NEW.seq"))
                 END;
@@ -99,7 +102,7 @@ enum SearchIndex {
     private static let months = ["January", "February", "March", "April", "May", "June", "July", "August",
                                  "September", "October", "November", "December"]
 
-    /// The indexed text of the photos `p` matching `condition`: title, description, tags, place, region (not the
+    /// The indexed text of the available photos `p` matching `condition`: title, description, tags, place, region (not the
     /// fallback one), photographer, album titles, and year and month taken; `moment_at` outside years 1–9999 or
     /// not an integer gives no `taken` text instead of a wrong year.
     private static func rowSelect(where condition: String) -> String {
@@ -117,7 +120,7 @@ enum SearchIndex {
                     WHERE m.photo_seq = p.seq), NULL, NULL, \(taken)
             FROM photo p LEFT JOIN place pl ON pl.place_id = p.place_id LEFT JOIN region r ON r.id = p.region_id
                  LEFT JOIN photographer g ON g.id = p.photographer_id
-            WHERE typeof(p.seq) = 'integer' AND (\(condition))
+            WHERE typeof(p.seq) = 'integer' AND p.available AND (\(condition))
             """
     }
 

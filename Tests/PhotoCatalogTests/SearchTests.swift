@@ -183,6 +183,24 @@ final class SearchIndexTests: XCTestCase {
         XCTAssertEqual(results.count, 1000)
         XCTAssertEqual(try catalog.searchPhotos(XCTUnwrap(SearchQuery(name: "unmeasured"))), [])
         XCTAssertEqual(try catalog.searchPhotos(XCTUnwrap(SearchQuery(name: "sunset")), limit: 5).count, 5)
+        // Measured later: it enters the index then.
+        _ = try catalog.applyImport(places: [], photos: [importedPhoto("unmeasured", title: "Sunset unmeasured")])
+        XCTAssertEqual(try search("unmeasured"), ["unmeasured"])
+    }
+
+    func testRankingLooksAtTheNewestTenThousandMatches() throws {
+        // The best match by far, imported first, then more matches than are ranked.
+        var photos = [photo("best", "Sunset sunset sunset marker")]
+        photos += (1...Catalog.rankedMatchLimit).map { photo("\($0)", "Sunset over a long quiet street number \($0)") }
+        photos.append(photo("newer best", "Sunset sunset marker"))
+        for page in stride(from: 0, to: photos.count, by: 2000) {
+            _ = try catalog.applyImport(places: [], photos: Array(photos[page..<min(page + 2000, photos.count)]))
+        }
+        let results = try search("sunset")
+        XCTAssertEqual(results.count, 1000)
+        XCTAssertEqual(results.first, "newer best")
+        XCTAssertFalse(results.contains("best"), "outside the newest 10,000 matches: not ranked")
+        XCTAssertEqual(Set(try search("marker")), ["newer best", "best"], "a selective word finds every match")
     }
 
     func testHostileQueriesGiveAResultOrNoQuery() throws {
