@@ -24,4 +24,9 @@ public enum LibraryEvents {
     public static func current(_ catalog: Catalog, now: Int64, rules: EventRules = EventRules()) throws -> [PhotoEvent] {
         EventClustering.cluster(try catalog.eventPhotos(), stored: try catalog.storedEvents(), now: now, rules: rules).events
     }
+
+    /// What `photofs status` says of events: "events: 3176 (3150 settled)".
+    public static func summary(_ events: [PhotoEvent]) -> String {
+        "events: \(events.count) (\(events.filter(\.isSettled).count) settled)"
+    }
 }

@@ -26,6 +26,22 @@ public struct EventRules: Sendable {
     public var settlingTime: Int64 = 48 * 3600
 
     public init() {}
+
+    /// The same rules with every duration within 0…100 years and counts within 0…10,000, so the arithmetic on
+    /// times (clamped to years 1–9999) cannot overflow whatever a caller set.
+    var bounded: EventRules {
+        let century: Int64 = 100 * 366 * 86_400
+        var rules = self
+        rules.minimumGap = min(max(minimumGap, 0), century)
+        rules.maximumGap = min(max(maximumGap, 0), century)
+        rules.settlingTime = min(max(settlingTime, 0), century)
+        rules.window = min(max(window, 0), 10_000)
+        rules.minimumPhotos = min(max(minimumPhotos, 0), 10_000)
+        rules.homeMinimumDays = min(max(homeMinimumDays, 0), 10_000)
+        rules.maximumJumpMeters = maximumJumpMeters.isNaN ? 50_000 : maximumJumpMeters
+        rules.gapRatio = gapRatio.isNaN ? 17 : gapRatio
+        return rules
+    }
 }
 
 /// One event as /events shows it.
@@ -67,6 +83,7 @@ public enum EventClustering {
     /// crosses. Times outside years 1–9999 are clamped into them.
     public static func cluster(_ photos: [EventPhoto], stored: [StoredEvent], now: Int64,
                                rules: EventRules = EventRules()) -> EventClusteringResult {
+        let rules = rules.bounded
         var seen = Set<Int64>()
         var all: [EventPhoto] = []
         all.reserveCapacity(photos.count)

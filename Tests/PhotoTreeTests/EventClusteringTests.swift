@@ -223,6 +223,14 @@ final class EventClusteringTests: XCTestCase {
         }
         XCTAssertEqual(swallowed.events.map(\.name), ["Untitled"])
 
+        // Rules no one would set do not trap either.
+        var extreme = EventRules()
+        extreme.minimumGap = Int64.min; extreme.maximumGap = Int64.max; extreme.settlingTime = Int64.max
+        extreme.window = Int.max; extreme.gapRatio = .nan; extreme.maximumJumpMeters = -.infinity
+        extreme.minimumPhotos = Int.max; extreme.homeMinimumDays = Int.min
+        XCTAssertEqual(EventClustering.cluster(library.photos, stored: [], now: Int64.max, rules: extreme)
+            .events.reduce(0) { $0 + $1.members.count }, library.photos.count)
+
         // A thousand photos in the same second: one event.
         library = Library()
         for _ in 0..<1000 { library.add(1_500_000_000, place: "Same") }
