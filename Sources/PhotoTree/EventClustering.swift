@@ -84,41 +84,39 @@ public enum EventClustering {
     public static func cluster(_ photos: [EventPhoto], stored: [StoredEvent], now: Int64,
                                rules: EventRules = EventRules()) -> EventClusteringResult {
         let rules = rules.bounded
-        var seen = Set<Int64>()
+        // One entry per seq (its first occurrence), in seq order, times clamped. Every later step works on
+        // indexes into `all` and plain arrays, and finds a seq by binary search: hashing 100,000 seqs and
+        // copying photos (two strings each) was most of the time.
+        let bySeq = photos.indices.sorted { (photos[$0].seq, $0) < (photos[$1].seq, $1) }
         var all: [EventPhoto] = []
         all.reserveCapacity(photos.count)
-        for var photo in photos where seen.insert(photo.seq).inserted {
+        for index in bySeq where all.last?.seq != photos[index].seq {
+            var photo = photos[index]
             photo.time = clampMoment(photo.time)
             all.append(photo)
         }
-        // Sanitising a place name is most of the per-photo cost, and a library has few distinct places.
-        var labelCache: [EventPlaces.Key: String?] = [:]
-        let labels = all.map { photo -> String? in
-            let key = EventPlaces.Key(place: photo.placeName, region: photo.regionName)
-            if let known = labelCache[key] { return known }
-            let label = EventPlaces.label(of: photo)
-            labelCache[key] = .some(label)
-            return label
+        let times = all.map { $0.time }, seqs = all.map { $0.seq }
+        func index(ofSeq seq: Int64) -> Int? {
+            let position = lowerBound(seqs, seq)
+            return position < seqs.count && seqs[position] == seq ? position : nil
         }
-        // Plain arrays for sorting and comparing: copying a photo (two strings) per comparison was most of the time.
-        let times = all.map(\.time), seqs = all.map(\.seq)
-        func inTimeOrder(_ a: Int, _ b: Int) -> Bool { (times[a], seqs[a]) < (times[b], seqs[b]) }
-        var indexBySeq: [Int64: Int] = [:]
-        indexBySeq.reserveCapacity(all.count)
-        for (index, photo) in all.enumerated() { indexBySeq[photo.seq] = index }
-        let home = EventPlaces.home(all, labels: labels, minimumDays: rules.homeMinimumDays)
+        let byTime = all.indices.sorted { (times[$0], seqs[$0]) < (times[$1], seqs[$1]) }
+        let coordinates = all.map(EventPlaces.coordinates(of:))
+        let places = EventPlaces.Labels(all)
+        let home = places.home(inTimeOrder: byTime, times: times, minimumDays: rules.homeMinimumDays)
 
         // Settled events keep the members still present near their range.
         var fixed: [FixedEvent] = []
-        var assigned = Set<Int64>()
+        var assigned = [Bool](repeating: false, count: all.count)
         var storedIDs = Set<Int64>()
         for event in stored.sorted(by: { $0.id < $1.id }) where storedIDs.insert(event.id).inserted {
             let first = clampMoment(min(event.firstAt, event.lastAt))
             let last = clampMoment(max(event.firstAt, event.lastAt))
             var members: [Int] = []
             for seq in event.members {
-                guard let index = indexBySeq[seq], times[index] >= first - rules.maximumGap,
-                      times[index] <= last + rules.maximumGap, assigned.insert(seq).inserted else { continue }
+                guard let index = index(ofSeq: seq), times[index] >= first - rules.maximumGap,
+                      times[index] <= last + rules.maximumGap, !assigned[index] else { continue }
+                assigned[index] = true
                 members.append(index)
             }
             fixed.append(FixedEvent(id: event.id, name: event.name, first: first, last: last, members: members))
@@ -126,8 +124,7 @@ public enum EventClustering {
         fixed.sort { ($0.first, $0.id) < ($1.first, $1.id) }
 
         // Free photos, in time order; those within `minimumGap` of a settled event's range join it.
-        var free = all.indices.filter { !assigned.contains(all[$0].seq) }
-        free.sort(by: inTimeOrder)
+        var free = byTime.filter { !assigned[$0] }
         var joined: [(eventID: Int64, seq: Int64)] = []
         var stillFree: [Int] = []
         stillFree.reserveCapacity(free.count)
@@ -162,7 +159,8 @@ public enum EventClustering {
             let b = lowerBound(barrierLasts, start)
             return b < barrierLasts.count && barrierLasts[b] <= end
         }
-        let boundaries = EventBoundaries.find(free.map { all[$0] }, rules: rules, barrier: settledEventBetween)
+        let boundaries = EventBoundaries.find(times: free.map { times[$0] }, coordinates: free.map { coordinates[$0] },
+                                              rules: rules, barrier: settledEventBetween)
 
         // Pieces between boundaries; then trips away from home across nights, then tiny pieces joined.
         var pieces: [Piece] = []
@@ -174,14 +172,14 @@ public enum EventClustering {
             }
             start = position
         }
-        pieces = joinTrips(pieces, labels: labels, home: home)
+        pieces = joinTrips(pieces, places: places, home: home)
         pieces = joinTinyPieces(pieces, times: times, minimum: rules.minimumPhotos)
 
         // Events: settled first (their names are fixed), then new ones named around them.
         var events: [PhotoEvent] = []
         var takenNames: [Int: Set<String>] = [:]
         for event in fixed where !event.members.isEmpty {
-            let members = event.members.sorted(by: inTimeOrder)
+            let members = event.members.sorted { (times[$0], seqs[$0]) < (times[$1], seqs[$1]) }
             let year = PhotoRecord.year(ofMoment: event.first)
             let name = EventNaming.validName(event.name)
             takenNames[year, default: []].insert(name.lowercased())
@@ -189,17 +187,17 @@ public enum EventClustering {
                                      firstAt: members.first.map { times[$0] } ?? event.first,
                                      lastAt: members.last.map { times[$0] } ?? event.last,
                                      members: members.map { seqs[$0] },
-                                     places: EventPlaces.ranked(members.map { labels[$0] }), isSettled: true))
+                                     places: places.ranked(members), isSettled: true))
         }
         var open: [PhotoEvent] = []
         for piece in pieces {
-            let members = piece.members.sorted(by: inTimeOrder)
+            let members = piece.members
             guard let firstIndex = members.first, let lastIndex = members.last else { continue }
             let memberSeqs = members.map { seqs[$0] }
             let key = memberSeqs.sorted().first { !storedIDs.contains($0) } ?? memberSeqs.min() ?? 0
             open.append(PhotoEvent(key: key, name: "", year: PhotoRecord.year(ofMoment: times[firstIndex]),
                                    firstAt: times[firstIndex], lastAt: times[lastIndex], members: memberSeqs,
-                                   places: EventPlaces.ranked(members.map { labels[$0] }), isSettled: false))
+                                   places: places.ranked(members), isSettled: false))
         }
         EventNaming.name(&open, taken: takenNames)
 
@@ -237,11 +235,11 @@ public enum EventClustering {
 
     /// Joins consecutive pieces split by a soft boundary (a night, a long pause) when both are at the same
     /// place and that place is not home: a three-day trip to one city is one event, three days at home three.
-    private static func joinTrips(_ pieces: [Piece], labels: [String?], home: String?) -> [Piece] {
+    private static func joinTrips(_ pieces: [Piece], places: EventPlaces.Labels, home: Int?) -> [Piece] {
         var result: [Piece] = []
-        var previousLabel: String?
+        var previousLabel: Int?
         for piece in pieces {
-            let label = EventPlaces.ranked(piece.members.map { labels[$0] }).first
+            let label = places.top(piece.members)
             if piece.before == .soft, let label, label != home, label == previousLabel, var last = result.popLast() {
                 last.members += piece.members
                 result.append(last)
@@ -310,40 +308,40 @@ enum EventBoundaries {
     /// One kind per gap (`photos.count - 1` of them): hard above `maximumGap`, across a settled event
     /// (`barrier`) or a jump over `maximumJumpMeters`; none under `minimumGap`; otherwise soft where PhotoTOC's
     /// rule finds the gap standing out: log(gap) ≥ log(K) + mean of the logs of the gaps within `window`.
-    static func find(_ photos: [EventPhoto], rules: EventRules, barrier: (Int64, Int64) -> Bool) -> [Kind] {
-        let gapCount = max(0, photos.count - 1)
+    static func find(times: [Int64], coordinates: [(Double, Double)?], rules: EventRules,
+                     barrier: (Int64, Int64) -> Bool) -> [Kind] {
+        let gapCount = max(0, times.count - 1)
         guard gapCount > 0 else { return [] }
         var logs = [Double](repeating: 0, count: gapCount)
         for position in 0..<gapCount {
             // Times are clamped to years 1–9999, so the difference fits easily; a gap under a second counts as one.
-            logs[position] = Foundation.log(Double(max(photos[position + 1].time - photos[position].time, 1)))
+            logs[position] = Foundation.log(Double(max(times[position + 1] - times[position], 1)))
         }
         var prefix = [Double](repeating: 0, count: gapCount + 1)
         for position in 0..<gapCount { prefix[position + 1] = prefix[position] + logs[position] }
         // The nearest geotagged photo at or before each position, and at or after it.
-        var lastGeotagged = [Int](repeating: -1, count: photos.count)
-        var nextGeotagged = [Int](repeating: -1, count: photos.count)
+        var lastGeotagged = [Int](repeating: -1, count: times.count)
+        var nextGeotagged = [Int](repeating: -1, count: times.count)
         var latest = -1
-        for position in photos.indices {
-            if EventPlaces.coordinates(of: photos[position]) != nil { latest = position }
+        for position in times.indices {
+            if coordinates[position] != nil { latest = position }
             lastGeotagged[position] = latest
         }
         latest = -1
-        for position in photos.indices.reversed() {
-            if EventPlaces.coordinates(of: photos[position]) != nil { latest = position }
+        for position in times.indices.reversed() {
+            if coordinates[position] != nil { latest = position }
             nextGeotagged[position] = latest
         }
         let threshold = Foundation.log(max(rules.gapRatio, 1))
         let window = max(0, rules.window)
         var kinds = [Kind](repeating: .none, count: gapCount)
         for position in 0..<gapCount {
-            let before = photos[position].time, after = photos[position + 1].time
+            let before = times[position], after = times[position + 1]
             let gap = after - before
             if gap > rules.maximumGap || barrier(before, after) { kinds[position] = .hard; continue }
             if gap < rules.minimumGap { continue }
             let from = lastGeotagged[position], to = nextGeotagged[position + 1]
-            if from >= 0, to >= 0, let a = EventPlaces.coordinates(of: photos[from]),
-               let b = EventPlaces.coordinates(of: photos[to]),
+            if from >= 0, to >= 0, let a = coordinates[from], let b = coordinates[to],
                EventPlaces.distanceMeters(a, b) > rules.maximumJumpMeters {
                 kinds[position] = .hard
                 continue

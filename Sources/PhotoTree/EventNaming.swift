@@ -25,35 +25,83 @@ enum EventPlaces {
         String(name.prefix(4096).split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
     }
 
-    /// Distinct labels, the most frequent first (ties: the earlier one in the list, so the event's first place).
-    static func ranked(_ labels: [String?]) -> [String] {
-        var counts: [String: (count: Int, first: Int)] = [:]
-        for (position, label) in labels.enumerated() {
-            guard let label else { continue }
-            let known = counts[label]
-            counts[label] = ((known?.count ?? 0) + 1, known?.first ?? position)
-        }
-        return counts.sorted { ($1.value.count, $0.value.first) < ($0.value.count, $1.value.first) }.map(\.key)
-    }
+    /// Every photo's place label as a number (an index into `names`), made once per distinct place and region.
+    struct Labels {
+        /// Per photo: an index into `names`, or -1 for no place.
+        let ids: [Int]
+        let names: [String]
 
-    /// The place with photos on the most distinct days (UTC days of the camera clock), when that is at least
-    /// `minimumDays`: where the library's owner lives, not where a burst of holiday photos was taken.
-    /// Ties go to the place with more photos, then to the smaller name, so the answer does not depend on order.
-    static func home(_ photos: [EventPhoto], labels: [String?], minimumDays: Int) -> String? {
-        var days: [String: Set<Int64>] = [:]
-        var photoCounts: [String: Int] = [:]
-        for (photo, label) in zip(photos, labels) {
-            guard let label else { continue }
-            // Floor division: days before 1970 are negative, and -1 s is day -1, not day 0.
-            let day = photo.time >= 0 ? photo.time / 86_400 : (photo.time + 1) / 86_400 - 1
-            days[label, default: []].insert(day)
-            photoCounts[label, default: 0] += 1
+        init(_ photos: [EventPhoto]) {
+            var numbers: [Key: Int] = [:]
+            var numberOfName: [String: Int] = [:]
+            var names: [String] = []
+            var ids: [Int] = []
+            ids.reserveCapacity(photos.count)
+            var previous: (key: Key, id: Int)?
+            for photo in photos {
+                let key = Key(place: photo.placeName, region: photo.regionName)
+                // Photos in import order often share a place: compare with the last one before hashing.
+                if let previous, previous.key == key { ids.append(previous.id); continue }
+                let id: Int
+                if let known = numbers[key] {
+                    id = known
+                } else if let label = label(of: photo) {
+                    id = numberOfName[label] ?? names.count
+                    if id == names.count { names.append(label); numberOfName[label] = id }
+                    numbers[key] = id
+                } else {
+                    id = -1
+                    numbers[key] = -1
+                }
+                ids.append(id)
+                previous = (key, id)
+            }
+            self.ids = ids
+            self.names = names
         }
-        let best = days.max { a, b in
-            (a.value.count, photoCounts[a.key] ?? 0, b.key) < (b.value.count, photoCounts[b.key] ?? 0, a.key)
+
+        /// The labels of the photos at `members` (indexes), the most frequent first (ties: the one met first,
+        /// so the event's first place).
+        func ranked(_ members: [Int]) -> [String] {
+            counted(members).map { names[$0.id] }
         }
-        guard let best, best.value.count >= max(1, minimumDays) else { return nil }
-        return best.key
+
+        /// The most frequent label of the photos at `members`, as its number.
+        func top(_ members: [Int]) -> Int? {
+            counted(members).first?.id
+        }
+
+        private func counted(_ members: [Int]) -> [(id: Int, count: Int, first: Int)] {
+            var counts: [Int: (count: Int, first: Int)] = [:]
+            for (position, member) in members.enumerated() where ids[member] >= 0 {
+                let known = counts[ids[member]]
+                counts[ids[member]] = ((known?.count ?? 0) + 1, known?.first ?? position)
+            }
+            return counts.map { (id: $0.key, count: $0.value.count, first: $0.value.first) }
+                .sorted { ($1.count, $0.first) < ($0.count, $1.first) }
+        }
+
+        /// The label with photos on the most distinct days (UTC days of the camera clock), when that is at least
+        /// `minimumDays` (`order`: every photo's index, in time order): where the library's owner lives, not where a burst of holiday photos was taken. Ties go
+        /// to the label with more photos, then to the smaller name, so the answer does not depend on order.
+        func home(inTimeOrder order: [Int], times: [Int64], minimumDays: Int) -> Int? {
+            var days = [Int](repeating: 0, count: names.count)
+            var lastDay = [Int64?](repeating: nil, count: names.count)
+            var photoCounts = [Int](repeating: 0, count: names.count)
+            for index in order where ids[index] >= 0 {
+                let id = ids[index], time = times[index]
+                // Floor division: days before 1970 are negative, and -1 s is day -1, not day 0. In time order a
+                // label's days never go back, so a new day is one not seen yet.
+                let day = time >= 0 ? time / 86_400 : (time + 1) / 86_400 - 1
+                if lastDay[id] != day { days[id] += 1; lastDay[id] = day }
+                photoCounts[id] += 1
+            }
+            let best = names.indices.max { a, b in
+                (days[a], photoCounts[a], names[b]) < (days[b], photoCounts[b], names[a])
+            }
+            guard let best, days[best] >= max(1, minimumDays) else { return nil }
+            return best
+        }
     }
 
     /// Latitude and longitude in degrees when both are finite, in range and not exactly 0, 0 (what sources
