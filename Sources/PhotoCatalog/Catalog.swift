@@ -758,7 +758,14 @@ public final class Catalog: @unchecked Sendable {
         guard !isReadOnly else {
             throw CatalogError(path: path, message: "is open read-only: nothing was written", reason: .readOnly)
         }
-        do { return try pool.write(body) } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
+        do {
+            return try pool.write { db in
+                let result = try body(db)
+                // The photos this transaction changed get their search rows before it commits (SchemaSearch.swift).
+                try SearchIndex.indexQueued(db)
+                return result
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
             throw CatalogError(path: path, message: "is read-only (SQLite could not write it): nothing was written",
                                reason: .readOnly)
         } catch {

@@ -26,11 +26,11 @@ enum Schema {
 
     /// Every table the migrations below create (GRDB's `grdb_migrations` included). A file with any other
     /// table is not left to photofs to migrate or write. LibraryIdentityTests checks the list against a new library.
-    static let knownTables: Set<String> = [
+    static let knownTables: Set<String> = Set<String>([
         "photographer", "region", "place", "photo", "recent", "library_state", "rendition", "variant", "thumbnail",
         "album", "album_photo", "sync_state", "removed_photo", "desktop_thumbnail", "folder_file", "grdb_migrations",
         "favorite_photo", "person", "person_photo",
-    ]
+    ]).union(eventTables).union(searchTables)
 
     /// The region every photo without a resolvable place goes to, so every photo is reachable under /regions.
     static let fallbackRegion = "Unknown Region"
@@ -275,6 +275,8 @@ enum Schema {
             let position = (Schema.migrationIdentifiers.firstIndex(of: favoritesAndPeopleMigration) ?? 0) + 1
             try db.execute(sql: "PRAGMA user_version = \(position)")
         }
+        registerEventsMigration(&migrator)
+        registerSearchMigration(&migrator)
         return migrator
     }
 

@@ -15,8 +15,10 @@ extension PhotoFilesystem {
         case .moments: return "moments"
         case .recent: return "recent"
         case .albums: return "albums"
+        case .events: return "events"
+        case .search: return "search"
         case .photo: return nil
-        case .region, .year, .album, .photographer:
+        case .region, .year, .album, .photographer, .eventYear, .event, .searchResults:
             guard let parentNode = Node(inode: parent(of: node.inode)), let parentPath = directoryPath(of: parentNode),
                   let parentListing = try? listing(of: parentNode),
                   let entry = parentListing.entries.first(where: { $0.node == node }) else { return nil }

@@ -85,7 +85,8 @@ extension PhotoFilesystem {
                 throw FilesystemError(.notFound, "no album \(id)")
             }
             return ExtendedAttributeBuilder.album(description: description)
-        case .root, .regions, .moments, .recent, .albums, .photographer, .year:
+        case .root, .regions, .moments, .recent, .albums, .photographer, .year, .events, .search, .eventYear, .event,
+             .searchResults:
             return .empty
         }
     }

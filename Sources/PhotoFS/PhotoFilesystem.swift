@@ -548,6 +548,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
                                       servedExtension: variantExtension) { TreeBuilder.linkCount(of: $0, inRecent: true) }
         case .photo:
             throw FilesystemError(.notADirectory, "a photo is not a directory")
+        case .events, .search, .eventYear, .event, .searchResults:
+            // Not in the root listing yet: their builders are in PhotoTree (EventTreeBuilder, SearchTreeBuilder).
+            throw FilesystemError(.notFound, "/events and /search are not wired into this mount yet")
         }
     }
 

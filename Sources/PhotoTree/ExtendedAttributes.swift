@@ -64,8 +64,9 @@ public enum ExtendedAttributeBuilder {
     public static func possibleNames(of node: Node) -> [String] {
         switch node {
         case .photo: return photoNames
-        case .region, .album: return directoryNames
-        case .root, .regions, .moments, .recent, .albums, .photographer, .year: return []
+        case .region, .album, .event: return directoryNames
+        case .root, .regions, .moments, .recent, .albums, .photographer, .year, .events, .search, .eventYear,
+             .searchResults: return []
         }
     }
 
@@ -95,6 +96,11 @@ public enum ExtendedAttributeBuilder {
     /// A region: its places ("San Francisco, Los Angeles"), the only description a region has.
     public static func region(_ details: RegionDetails) -> ExtendedAttributeList {
         directory(comment: details.placeNames.joined(separator: ", "))
+    }
+
+    /// An event: its date range, places and photo count (`EventNaming.comment`).
+    public static func event(_ event: PhotoEvent) -> ExtendedAttributeList {
+        directory(comment: EventNaming.comment(for: event))
     }
 
     /// An album: its description at the origin.

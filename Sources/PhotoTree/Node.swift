@@ -2,19 +2,28 @@
 // same across remounts and needs no table.
 import Foundation
 
-/// Every object in the mounted tree. A photo is one node wherever it appears (/regions, /moments, /recent, /albums),
-/// so it has one inode number and `ls -i` shows the same number in every tree.
+/// Every object in the mounted tree. A photo is one node wherever it appears (/regions, /moments, /recent, /albums,
+/// /events, /search), so it has one inode number and `ls -i` shows the same number in every tree.
 public enum Node: Hashable, Sendable {
     case root
     case regions
     case moments
     case recent
     case albums
+    case events
+    case search
     case region(Int64)
     case photographer(region: Int64, photographer: Int64)
     case year(Int)
     case album(Int64)
     case photo(seq: Int64)
+    /// `/events/<Year>`.
+    case eventYear(Int)
+    /// `/events/<Year>/<Event>`, by the event's key (`PhotoEvent.key`: a settled event's id, else its smallest
+    /// member seq not already an id; the id it gets when it settles).
+    case event(Int64)
+    /// `/search/<query>`, by the number the mount gave the query (`RecentSearches`); it means nothing across mounts.
+    case searchResults(Int64)
 
     // The top byte of an inode number says what kind of node it is; the rest holds catalog ids.
     // Region and photographer ids each get 28 bits (268 million), far above any Flickr-style library.
@@ -25,7 +34,10 @@ public enum Node: Hashable, Sendable {
     private static let payloadMask: UInt64 = (1 << kindShift) - 1
     private static let idBits: UInt64 = 28
     private static let idMask: UInt64 = (1 << idBits) - 1
-    private enum Kind: UInt64 { case fixed = 0, photo = 1, region = 2, photographer = 3, year = 4, album = 5 }
+    private enum Kind: UInt64 {
+        case fixed = 0, photo = 1, region = 2, photographer = 3, year = 4, album = 5, eventYear = 6, event = 7,
+             searchResults = 8
+    }
 
     /// Bits of the payload that a catalog id fills, for any Int64 or Int, without trapping.
     private static func field<Value: BinaryInteger>(_ value: Value, mask: UInt64) -> UInt64 {
@@ -39,6 +51,8 @@ public enum Node: Hashable, Sendable {
         case .moments: return 3
         case .recent: return 4
         case .albums: return 5
+        case .events: return 6
+        case .search: return 7
         case .photo(let seq): return Kind.photo.rawValue << Node.kindShift | Node.field(seq, mask: Node.payloadMask)
         case .region(let id): return Kind.region.rawValue << Node.kindShift | Node.field(id, mask: Node.payloadMask)
         case .photographer(let region, let photographer):
@@ -46,6 +60,11 @@ public enum Node: Hashable, Sendable {
                 | Node.field(photographer, mask: Node.idMask)
         case .year(let year): return Kind.year.rawValue << Node.kindShift | Node.field(year, mask: Node.payloadMask)
         case .album(let id): return Kind.album.rawValue << Node.kindShift | Node.field(id, mask: Node.payloadMask)
+        case .eventYear(let year):
+            return Kind.eventYear.rawValue << Node.kindShift | Node.field(year, mask: Node.payloadMask)
+        case .event(let key): return Kind.event.rawValue << Node.kindShift | Node.field(key, mask: Node.payloadMask)
+        case .searchResults(let number):
+            return Kind.searchResults.rawValue << Node.kindShift | Node.field(number, mask: Node.payloadMask)
         }
     }
 
@@ -59,6 +78,8 @@ public enum Node: Hashable, Sendable {
             case 3: self = .moments
             case 4: self = .recent
             case 5: self = .albums
+            case 6: self = .events
+            case 7: self = .search
             default: return nil
             }
         case .photo: self = .photo(seq: Int64(payload))
@@ -67,6 +88,9 @@ public enum Node: Hashable, Sendable {
             self = .photographer(region: Int64(payload >> Node.idBits), photographer: Int64(payload & Node.idMask))
         case .year: self = .year(Int(payload))
         case .album: self = .album(Int64(payload))
+        case .eventYear: self = .eventYear(Int(payload))
+        case .event: self = .event(Int64(payload))
+        case .searchResults: self = .searchResults(Int64(payload))
         case nil: return nil
         }
     }

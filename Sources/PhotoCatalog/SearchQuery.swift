@@ -1,0 +1,126 @@
+// A directory name under /search read as a query, and the FTS5 expressions it becomes: every word quoted, so no
+// name can be an FTS5 syntax error.
+import Foundation
+
+/// A search as a directory name states it: words that must all match, some limited to a field
+/// (`year:2019`, `place:lisb`, `album:`, `person:`, `camera:`), the last one a prefix (a file dialog looks names
+/// up as they are typed, so "lisb" already finds Lisbon).
+public struct SearchQuery: Equatable, Hashable, Sendable {
+    /// What a field prefix limits a word to (`SearchIndex.columns` names them).
+    public enum Field: String, CaseIterable, Sendable {
+        case year, place, album, person, camera
+
+        /// The index columns a field searches: a place is the place's own name or its region's; a person is
+        /// someone in the photo or the photographer.
+        var columns: [String] {
+            switch self {
+            case .year: return ["taken"]
+            case .place: return ["place", "region"]
+            case .album: return ["albums"]
+            case .person: return ["people", "photographer"]
+            case .camera: return ["camera"]
+            }
+        }
+    }
+
+    public struct Term: Equatable, Hashable, Sendable {
+        public var field: Field?
+        /// The word as typed (without its field prefix); quoted when it becomes an expression.
+        public var text: String
+        public var isPrefix: Bool
+        /// Holds a character of a script written without spaces (Han, kana, Hangul): matched as a substring
+        /// through the trigram index, since the word index sees a whole run of such text as one word.
+        public var needsSubstringMatch: Bool
+    }
+
+    /// The directory name, exactly as looked up.
+    public let name: String
+    public let terms: [Term]
+
+    /// Linux's NAME_MAX: no longer name reaches a lookup.
+    public static let maxNameBytes = 255
+
+    /// Reads a name looked up under /search; nil when it is not a query, which the lookup answers with ENOENT:
+    /// empty or over 255 bytes; not UTF-8; holding NUL or "/"; "." and ".."; starting with "." (tools and
+    /// desktops probe `.hidden`, `.directory`, `.git` in every folder they open); ending with a space (a GUI
+    /// types a query one character at a time, and "harbour " is "harbour" half typed); and a name with no
+    /// letter or digit to search for ("*", "-", quotes alone).
+    public init?(nameBytes bytes: [UInt8]) {
+        guard (1...Self.maxNameBytes).contains(bytes.count), !bytes.contains(0), !bytes.contains(UInt8(ascii: "/")),
+              bytes.first != UInt8(ascii: "."), let name = String(validating: bytes, as: UTF8.self)
+        else { return nil }
+        self.init(validName: name)
+    }
+
+    /// The same rules for a name already decoded (a String from Swift is UTF-8 by construction).
+    public init?(name: String) {
+        self.init(nameBytes: Array(name.utf8))
+    }
+
+    private init?(validName name: String) {
+        guard let last = name.unicodeScalars.last, !last.properties.isWhitespace else { return nil }
+        let words = name.split(whereSeparator: { $0.unicodeScalars.allSatisfy { $0.properties.isWhitespace } })
+            .map(String.init)
+        var terms: [Term] = []
+        for (position, word) in words.enumerated() {
+            var field: Field?
+            var text = word
+            if let colon = word.firstIndex(of: ":"),
+               let named = Field(rawValue: word[..<colon].lowercased()), word.index(after: colon) < word.endIndex {
+                field = named
+                text = String(word[word.index(after: colon)...])
+            }
+            guard Self.isSearchable(text) else { continue }
+            terms.append(Term(field: field, text: text, isPrefix: position == words.count - 1,
+                              needsSubstringMatch: Self.needsSubstringMatch(text)))
+        }
+        guard !terms.isEmpty else { return nil }
+        self.name = name
+        self.terms = terms
+    }
+
+    /// Whether a word holds something the index's tokenizer keeps (a letter or a digit); a word of only
+    /// punctuation would be an empty phrase.
+    static func isSearchable(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.isAlphabetic || $0.properties.numericType != nil }
+    }
+
+    /// Han, Hiragana, Katakana (full and half width), Hangul, Thai: scripts written without spaces between
+    /// words, where `unicode61` makes one token of a whole phrase.
+    static func needsSubstringMatch(_ text: String) -> Bool {
+        text.unicodeScalars.contains { scalar in
+            switch scalar.value {
+            case 0x0E00...0x0E7F, 0x3040...0x30FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7AF, 0xF900...0xFAFF,
+                 0xFF66...0xFF9F, 0x20000...0x2FA1F: return true
+            default: return false
+            }
+        }
+    }
+
+    /// The terms the word index answers, as one FTS5 expression (nil when every term needs the trigram index):
+    /// `{place region} : "lisb" *`. Every word is a quoted string (a `"` in it doubled), column names come from
+    /// the fixed list above, so no name is an FTS5 syntax error.
+    public var wordExpression: String? {
+        let words = terms.filter { !$0.needsSubstringMatch }
+        return words.isEmpty ? nil : words.map(Self.expression).joined(separator: " ")
+    }
+
+    /// The terms that need substring matching, each as its own trigram expression, or nil for a term of fewer
+    /// than 3 characters, which the trigram index cannot match (`SearchIndex` scans for those).
+    public var substringTerms: [(term: Term, expression: String?)] {
+        terms.filter(\.needsSubstringMatch).map { term in
+            (term, term.text.unicodeScalars.count >= 3 ? Self.expression(for: Term(field: term.field, text: term.text,
+                                                                                  isPrefix: false,
+                                                                                  needsSubstringMatch: true)) : nil)
+        }
+    }
+
+    static func expression(for term: Term) -> String {
+        let quoted = "\"" + term.text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (term.isPrefix ? " *" : "")
+        guard let field = term.field else { return quoted }
+        return "{" + field.columns.joined(separator: " ") + "} : " + quoted
+    }
+
+    public static func == (lhs: SearchQuery, rhs: SearchQuery) -> Bool { lhs.name == rhs.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}

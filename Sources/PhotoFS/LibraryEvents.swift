@@ -1,0 +1,32 @@
+// A library's events now: clustered from the catalog's photos around its settled events, storing those that
+// settled (at import, and at mount when the library can be written).
+import Foundation
+import PhotoCatalog
+import PhotoTree
+
+public enum LibraryEvents {
+    /// The events of the library as of `now` (seconds since 1970). On a writable library the clustering runs
+    /// inside one write transaction and stores what settled, so a mount and an import doing this at once
+    /// agree; on a read-only library it runs on what was read and stores nothing (events that settled then
+    /// settle again at the next writable open, the same way).
+    public static func settle(_ catalog: Catalog, now: Int64, rules: EventRules = EventRules()) throws -> [PhotoEvent] {
+        guard !catalog.isReadOnly else { return try current(catalog, now: now, rules: rules) }
+        var events: [PhotoEvent] = []
+        try catalog.settleEvents { photos, stored in
+            let result = EventClustering.cluster(photos, stored: stored, now: now, rules: rules)
+            events = result.events
+            return result.settlement
+        }
+        return events
+    }
+
+    /// The events as of `now` without writing anything.
+    public static func current(_ catalog: Catalog, now: Int64, rules: EventRules = EventRules()) throws -> [PhotoEvent] {
+        EventClustering.cluster(try catalog.eventPhotos(), stored: try catalog.storedEvents(), now: now, rules: rules).events
+    }
+
+    /// What `photofs status` says of events: "events: 3176 (3150 settled)".
+    public static func summary(_ events: [PhotoEvent]) -> String {
+        "events: \(events.count) (\(events.filter(\.isSettled).count) settled)"
+    }
+}

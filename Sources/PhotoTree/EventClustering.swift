@@ -1,0 +1,355 @@
+// Groups a library's photos into events (a trip, a day out, an evening) by capture time and place: pure and
+// deterministic, with settled events kept as the library stored them.
+import Foundation
+import PhotoCatalog
+
+/// The numbers of the clustering rules (docs/events-and-search.md explains each and the measurements).
+public struct EventRules: Sendable {
+    /// Never a boundary below 30 minutes: a pause in one outing (the hard guard).
+    public var minimumGap: Int64 = 30 * 60
+    /// Always a boundary above 24 hours: a day without photos ends any event (Nextcloud Journeys' rule).
+    public var maximumGap: Int64 = 24 * 3600
+    /// Always a boundary when consecutive geotagged photos are more than 50 km apart (Journeys' rule), unless
+    /// they are under `minimumGap` apart (a wrong GPS fix would otherwise cut a burst in three).
+    public var maximumJumpMeters: Double = 50_000
+    /// PhotoTOC (Platt, Czerwinski, Field 2003): a gap is a boundary when its log stands out against the mean
+    /// log of the 2d + 1 gaps around it by log K; the paper's d = 10 and K = 17.
+    public var window = 10
+    public var gapRatio: Double = 17
+    /// Pieces of fewer photos join the nearer neighbour (in time) across a boundary that is not a hard one.
+    public var minimumPhotos = 3
+    /// A place the library has photos on at least this many distinct days is "home": nights between two
+    /// pieces at the same place are an event boundary there, and no boundary on a trip elsewhere.
+    public var homeMinimumDays = 7
+    /// An event whose last photo is older than this (against the clock given) is settled: it keeps its name
+    /// and members from then on (Journeys' settling time).
+    public var settlingTime: Int64 = 48 * 3600
+
+    public init() {}
+
+    /// The same rules with every duration within 0…100 years and counts within 0…10,000, so the arithmetic on
+    /// times (clamped to years 1–9999) cannot overflow whatever a caller set.
+    var bounded: EventRules {
+        let century: Int64 = 100 * 366 * 86_400
+        var rules = self
+        rules.minimumGap = min(max(minimumGap, 0), century)
+        rules.maximumGap = min(max(maximumGap, 0), century)
+        rules.settlingTime = min(max(settlingTime, 0), century)
+        rules.window = min(max(window, 0), 10_000)
+        rules.minimumPhotos = min(max(minimumPhotos, 0), 10_000)
+        rules.homeMinimumDays = min(max(homeMinimumDays, 0), 10_000)
+        rules.maximumJumpMeters = maximumJumpMeters.isNaN ? 50_000 : maximumJumpMeters
+        rules.gapRatio = gapRatio.isNaN ? 17 : gapRatio
+        return rules
+    }
+}
+
+/// One event as /events shows it.
+public struct PhotoEvent: Equatable, Sendable {
+    /// What its directory's inode carries: a settled event's stored id, else its smallest member seq not
+    /// already a stored id (the id it will get when it settles, so settling changes no inode).
+    public var key: Int64
+    /// The directory name: "2019-06-01–03 Lisbon", unique (ignoring case) within its year.
+    public var name: String
+    /// The year directory it is in: the year of its first photo (of its stored range once settled).
+    public var year: Int
+    public var firstAt: Int64
+    public var lastAt: Int64
+    /// Member seqs in time order (ties by seq).
+    public var members: [Int64]
+    /// Its photos' places, the most shared first.
+    public var places: [String]
+    public var isSettled: Bool
+
+    public init(key: Int64, name: String, year: Int, firstAt: Int64, lastAt: Int64, members: [Int64],
+                places: [String], isSettled: Bool) {
+        self.key = key; self.name = name; self.year = year; self.firstAt = firstAt; self.lastAt = lastAt
+        self.members = members; self.places = places; self.isSettled = isSettled
+    }
+}
+
+public struct EventClusteringResult: Equatable, Sendable {
+    /// Every event with at least one photo, by first moment (ties by key).
+    public var events: [PhotoEvent]
+    /// What the library should store: events that settled now, photos that joined a settled event.
+    public var settlement: EventSettlement
+}
+
+public enum EventClustering {
+    /// Clusters `photos` (any order; a seq given twice counts once) around the `stored` settled events, as of
+    /// `now` (seconds since 1970). Settled events keep their names and members (a member whose time moved
+    /// more than `maximumGap` outside the event's range is released); a new photo within `minimumGap` of a
+    /// settled event's range joins it; the rest are clustered between the settled events, which no new event
+    /// crosses. Times outside years 1–9999 are clamped into them.
+    public static func cluster(_ photos: [EventPhoto], stored: [StoredEvent], now: Int64,
+                               rules: EventRules = EventRules()) -> EventClusteringResult {
+        let rules = rules.bounded
+        // One entry per seq (its first occurrence), in seq order, times clamped. Every later step works on
+        // indexes into `all` and plain arrays, and finds a seq by binary search: hashing 100,000 seqs and
+        // copying photos (two strings each) was most of the time.
+        let bySeq = photos.indices.sorted { (photos[$0].seq, $0) < (photos[$1].seq, $1) }
+        var all: [EventPhoto] = []
+        all.reserveCapacity(photos.count)
+        for index in bySeq where all.last?.seq != photos[index].seq {
+            var photo = photos[index]
+            photo.time = clampMoment(photo.time)
+            all.append(photo)
+        }
+        let times = all.map { $0.time }, seqs = all.map { $0.seq }
+        func index(ofSeq seq: Int64) -> Int? {
+            let position = lowerBound(seqs, seq)
+            return position < seqs.count && seqs[position] == seq ? position : nil
+        }
+        let byTime = all.indices.sorted { (times[$0], seqs[$0]) < (times[$1], seqs[$1]) }
+        let coordinates = all.map(EventPlaces.coordinates(of:))
+        let places = EventPlaces.Labels(all)
+        let home = places.home(inTimeOrder: byTime, times: times, minimumDays: rules.homeMinimumDays)
+
+        // Settled events keep the members still present near their range.
+        var fixed: [FixedEvent] = []
+        var assigned = [Bool](repeating: false, count: all.count)
+        var storedIDs = Set<Int64>()
+        for event in stored.sorted(by: { $0.id < $1.id }) where storedIDs.insert(event.id).inserted {
+            let first = clampMoment(min(event.firstAt, event.lastAt))
+            let last = clampMoment(max(event.firstAt, event.lastAt))
+            var members: [Int] = []
+            for seq in event.members {
+                guard let index = index(ofSeq: seq), times[index] >= first - rules.maximumGap,
+                      times[index] <= last + rules.maximumGap, !assigned[index] else { continue }
+                assigned[index] = true
+                members.append(index)
+            }
+            fixed.append(FixedEvent(id: event.id, name: event.name, first: first, last: last, members: members))
+        }
+        fixed.sort { ($0.first, $0.id) < ($1.first, $1.id) }
+
+        // Free photos, in time order; those within `minimumGap` of a settled event's range join it.
+        var free = byTime.filter { !assigned[$0] }
+        var joined: [(eventID: Int64, seq: Int64)] = []
+        var stillFree: [Int] = []
+        stillFree.reserveCapacity(free.count)
+        var latestEnd = fixed.map(\.last)
+        for position in latestEnd.indices.dropFirst() { latestEnd[position] = max(latestEnd[position], latestEnd[position - 1]) }
+        let firsts = fixed.map(\.first)
+        for index in free {
+            let time = times[index]
+            var candidate = upperBound(firsts, time + rules.minimumGap) - 1
+            var target: Int?
+            while candidate >= 0 && latestEnd[candidate] + rules.minimumGap >= time {
+                if fixed[candidate].last + rules.minimumGap >= time { target = candidate; break }
+                candidate -= 1
+            }
+            guard let target else { stillFree.append(index); continue }
+            fixed[target].members.append(index)
+            if time > fixed[target].last {
+                fixed[target].last = time
+                for position in target..<latestEnd.count where latestEnd[position] < time { latestEnd[position] = time }
+            }
+            joined.append((fixed[target].id, seqs[index]))
+        }
+        free = stillFree
+
+        // Boundaries between consecutive free photos.
+        let barriers = fixed.filter { !$0.members.isEmpty }
+        let barrierFirsts = barriers.map(\.first).sorted()
+        let barrierLasts = barriers.map(\.last).sorted()
+        func settledEventBetween(_ start: Int64, _ end: Int64) -> Bool {
+            let a = lowerBound(barrierFirsts, start)
+            if a < barrierFirsts.count && barrierFirsts[a] <= end { return true }
+            let b = lowerBound(barrierLasts, start)
+            return b < barrierLasts.count && barrierLasts[b] <= end
+        }
+        let boundaries = EventBoundaries.find(times: free.map { times[$0] }, coordinates: free.map { coordinates[$0] },
+                                              rules: rules, barrier: settledEventBetween)
+
+        // Pieces between boundaries; then trips away from home across nights, then tiny pieces joined.
+        var pieces: [Piece] = []
+        var start = 0
+        for position in 0...free.count where position == free.count || (position > 0 && boundaries[position - 1] != .none) {
+            if position > start {
+                pieces.append(Piece(members: Array(free[start..<position]),
+                                    before: start == 0 ? .hard : boundaries[start - 1]))
+            }
+            start = position
+        }
+        pieces = joinTrips(pieces, places: places, home: home)
+        pieces = joinTinyPieces(pieces, times: times, minimum: rules.minimumPhotos)
+
+        // Events: settled first (their names are fixed), then new ones named around them.
+        var events: [PhotoEvent] = []
+        var takenNames: [Int: Set<String>] = [:]
+        for event in fixed where !event.members.isEmpty {
+            let members = event.members.sorted { (times[$0], seqs[$0]) < (times[$1], seqs[$1]) }
+            let year = PhotoRecord.year(ofMoment: event.first)
+            let name = EventNaming.validName(event.name)
+            takenNames[year, default: []].insert(name.lowercased())
+            events.append(PhotoEvent(key: event.id, name: name, year: year,
+                                     firstAt: members.first.map { times[$0] } ?? event.first,
+                                     lastAt: members.last.map { times[$0] } ?? event.last,
+                                     members: members.map { seqs[$0] },
+                                     places: places.ranked(members), isSettled: true))
+        }
+        var open: [PhotoEvent] = []
+        for piece in pieces {
+            let members = piece.members
+            guard let firstIndex = members.first, let lastIndex = members.last else { continue }
+            let memberSeqs = members.map { seqs[$0] }
+            let key = memberSeqs.sorted().first { !storedIDs.contains($0) } ?? memberSeqs.min() ?? 0
+            open.append(PhotoEvent(key: key, name: "", year: PhotoRecord.year(ofMoment: times[firstIndex]),
+                                   firstAt: times[firstIndex], lastAt: times[lastIndex], members: memberSeqs,
+                                   places: places.ranked(members), isSettled: false))
+        }
+        EventNaming.name(&open, taken: takenNames)
+
+        var settled: [StoredEvent] = []
+        let settledBefore = clampMoment(now) - rules.settlingTime
+        for position in open.indices where open[position].lastAt < settledBefore && !storedIDs.contains(open[position].key) {
+            open[position].isSettled = true
+            let event = open[position]
+            settled.append(StoredEvent(id: event.key, name: event.name, firstAt: event.firstAt, lastAt: event.lastAt,
+                                       members: event.members))
+        }
+        events += open
+        events.sort { ($0.firstAt, $0.key) < ($1.firstAt, $1.key) }
+        return EventClusteringResult(events: events, settlement: EventSettlement(settled: settled, joined: joined))
+    }
+
+    static func clampMoment(_ seconds: Int64) -> Int64 {
+        min(max(seconds, CatalogLimits.momentRange.lowerBound), CatalogLimits.momentRange.upperBound)
+    }
+
+    private struct FixedEvent {
+        var id: Int64
+        var name: String
+        var first: Int64
+        var last: Int64
+        /// Indexes into the photos.
+        var members: [Int]
+    }
+
+    private struct Piece {
+        var members: [Int]
+        /// The boundary before this piece (`.hard` for the first).
+        var before: EventBoundaries.Kind
+    }
+
+    /// Joins consecutive pieces split by a soft boundary (a night, a long pause) when both are at the same
+    /// place and that place is not home: a three-day trip to one city is one event, three days at home three.
+    private static func joinTrips(_ pieces: [Piece], places: EventPlaces.Labels, home: Int?) -> [Piece] {
+        var result: [Piece] = []
+        var previousLabel: Int?
+        for piece in pieces {
+            let label = places.top(piece.members)
+            if piece.before == .soft, let label, label != home, label == previousLabel, var last = result.popLast() {
+                last.members += piece.members
+                result.append(last)
+            } else {
+                result.append(piece)
+            }
+            previousLabel = label
+        }
+        return result
+    }
+
+    /// A piece of fewer than `minimum` photos joins the neighbour nearer in time across a soft boundary (the
+    /// earlier one on a tie); with hard boundaries on both sides it stays alone. One pass: a piece joined
+    /// forward is carried into the next.
+    private static func joinTinyPieces(_ pieces: [Piece], times: [Int64], minimum: Int) -> [Piece] {
+        // Members are in time order (pieces are runs of photos sorted by time, joined in order).
+        func start(_ piece: Piece) -> Int64 { piece.members.first.map { times[$0] } ?? 0 }
+        func end(_ piece: Piece) -> Int64 { piece.members.last.map { times[$0] } ?? 0 }
+        var result: [Piece] = []
+        var carried: [Int] = []
+        for (position, original) in pieces.enumerated() {
+            var piece = original
+            if !carried.isEmpty { piece.members = carried + piece.members; carried = [] }
+            guard piece.members.count < minimum else { result.append(piece); continue }
+            let next = position + 1 < pieces.count ? pieces[position + 1] : nil
+            let canGoBack = piece.before == .soft && !result.isEmpty
+            let canGoForward = next?.before == .soft
+            let backGap = canGoBack ? start(piece) - end(result[result.count - 1]) : Int64.max
+            let forwardGap = canGoForward ? (next.map { start($0) - end(piece) } ?? Int64.max) : Int64.max
+            if canGoBack && backGap <= forwardGap {
+                result[result.count - 1].members += piece.members
+            } else if canGoForward {
+                carried = piece.members
+            } else {
+                result.append(piece)
+            }
+        }
+        return result
+    }
+
+    /// First position whose value is ≥ `value` in a sorted array.
+    static func lowerBound(_ values: [Int64], _ value: Int64) -> Int {
+        var low = 0, high = values.count
+        while low < high {
+            let middle = (low + high) / 2
+            if values[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// First position whose value is > `value` in a sorted array.
+    static func upperBound(_ values: [Int64], _ value: Int64) -> Int {
+        var low = 0, high = values.count
+        while low < high {
+            let middle = (low + high) / 2
+            if values[middle] <= value { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+/// Where one event ends and the next begins, between consecutive photos in time order.
+enum EventBoundaries {
+    enum Kind: Equatable { case none, soft, hard }
+
+    /// One kind per gap (`photos.count - 1` of them): hard above `maximumGap`, across a settled event
+    /// (`barrier`) or a jump over `maximumJumpMeters`; none under `minimumGap`; otherwise soft where PhotoTOC's
+    /// rule finds the gap standing out: log(gap) ≥ log(K) + mean of the logs of the gaps within `window`.
+    static func find(times: [Int64], coordinates: [(Double, Double)?], rules: EventRules,
+                     barrier: (Int64, Int64) -> Bool) -> [Kind] {
+        let gapCount = max(0, times.count - 1)
+        guard gapCount > 0 else { return [] }
+        var logs = [Double](repeating: 0, count: gapCount)
+        for position in 0..<gapCount {
+            // Times are clamped to years 1–9999, so the difference fits easily; a gap under a second counts as one.
+            logs[position] = Foundation.log(Double(max(times[position + 1] - times[position], 1)))
+        }
+        var prefix = [Double](repeating: 0, count: gapCount + 1)
+        for position in 0..<gapCount { prefix[position + 1] = prefix[position] + logs[position] }
+        // The nearest geotagged photo at or before each position, and at or after it.
+        var lastGeotagged = [Int](repeating: -1, count: times.count)
+        var nextGeotagged = [Int](repeating: -1, count: times.count)
+        var latest = -1
+        for position in times.indices {
+            if coordinates[position] != nil { latest = position }
+            lastGeotagged[position] = latest
+        }
+        latest = -1
+        for position in times.indices.reversed() {
+            if coordinates[position] != nil { latest = position }
+            nextGeotagged[position] = latest
+        }
+        let threshold = Foundation.log(max(rules.gapRatio, 1))
+        let window = max(0, rules.window)
+        var kinds = [Kind](repeating: .none, count: gapCount)
+        for position in 0..<gapCount {
+            let before = times[position], after = times[position + 1]
+            let gap = after - before
+            if gap > rules.maximumGap || barrier(before, after) { kinds[position] = .hard; continue }
+            if gap < rules.minimumGap { continue }
+            let from = lastGeotagged[position], to = nextGeotagged[position + 1]
+            if from >= 0, to >= 0, let a = coordinates[from], let b = coordinates[to],
+               EventPlaces.distanceMeters(a, b) > rules.maximumJumpMeters {
+                kinds[position] = .hard
+                continue
+            }
+            let low = max(0, position - window), high = min(gapCount - 1, position + window)
+            let mean = (prefix[high + 1] - prefix[low]) / Double(high - low + 1)
+            if logs[position] >= threshold + mean { kinds[position] = .soft }
+        }
+        return kinds
+    }
+}

@@ -1,0 +1,58 @@
+// Listings of /events, /events/<Year> and an event's directory, built from clustered events with no I/O.
+import Foundation
+import PhotoCatalog
+
+/// Pure builders for the /events tree. Photos inside an event are named as in /moments (`PhotoNameStyle.moment`)
+/// and are the same nodes, so a photo keeps its inode across every tree.
+public enum EventTreeBuilder {
+    /// `/events`: one directory per year that has an event (years 1–9999), in year order.
+    public static func years(_ events: [PhotoEvent]) -> DirectoryListing {
+        var newestByYear: [Int: Int64] = [:]
+        for event in events where CatalogLimits.yearRange.contains(event.year) && !event.members.isEmpty {
+            newestByYear[event.year] = max(newestByYear[event.year] ?? Int64.min, event.lastAt)
+        }
+        let entries = newestByYear.keys.sorted().map { year in
+            DirectoryEntry(name: TreeBuilder.yearName(year),
+                           attributes: TreeBuilder.directoryAttributes(.eventYear(year), newest: newestByYear[year] ?? 0,
+                                                                       subdirectories: 0))
+        }
+        let newest = newestByYear.values.max() ?? 0
+        return DirectoryListing(attributes: TreeBuilder.directoryAttributes(.events, newest: newest,
+                                                                            subdirectories: entries.count),
+                                entries: entries)
+    }
+
+    /// `/events/<Year>`: its events in time order (their names start with the date, so `ls` keeps that order).
+    /// A name already listed (only a library file edited by hand can store two settled events of one name) is
+    /// given the event's key as a suffix; an event with no photo is left out. Whether an event directory is
+    /// private is decided when it is listed (`photos(of:_:)`), as for albums; here every event is 0555.
+    public static func events(inYear year: Int, _ events: [PhotoEvent]) -> DirectoryListing {
+        let shown = events.filter { $0.year == year && !$0.members.isEmpty }
+            .sorted { ($0.firstAt, $0.key) < ($1.firstAt, $1.key) }
+        var namer = UniqueNamer()
+        let entries = shown.map { event in
+            DirectoryEntry(name: namer.claim(stem: event.name, id: String(event.key), extension: nil),
+                           attributes: TreeBuilder.directoryAttributes(.event(event.key), newest: event.lastAt,
+                                                                       subdirectories: 0))
+        }
+        return DirectoryListing(attributes: TreeBuilder.directoryAttributes(.eventYear(year),
+                                                                            newest: shown.map(\.lastAt).max() ?? 0,
+                                                                            subdirectories: entries.count),
+                                entries: entries)
+    }
+
+    /// An event's directory: its photos (listing rows, any order; those the catalog no longer lists are simply
+    /// absent) named as in /moments, in time order.
+    public static func photos(of event: PhotoEvent, _ photos: [PhotoRecord], fileExtension: String? = nil,
+                              linkCount: (PhotoRecord) -> UInt32) -> DirectoryListing {
+        let members = Set(event.members)
+        let inEvent = photos.filter { members.contains($0.seq) }.sorted { ($0.momentAt, $0.seq) < ($1.momentAt, $1.seq) }
+        return TreeBuilder.photos(inEvent, in: .event(event.key), style: .moment, fileExtension: fileExtension,
+                                  linkCount: linkCount)
+    }
+
+    /// The event a node stands for, found by key.
+    public static func event(_ key: Int64, in events: [PhotoEvent]) -> PhotoEvent? {
+        events.first { $0.key == key }
+    }
+}

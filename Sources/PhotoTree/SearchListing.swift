@@ -1,0 +1,77 @@
+// /search: the queries a mount was asked (each a directory, numbered for its inode) and a query's results as a
+// directory of photos named as in /moments; pure.
+import Foundation
+import PhotoCatalog
+
+/// The recent queries of one mount, as TMSU's `queries/` keeps them: looking up a name under /search that reads
+/// as a query (`SearchQuery`) makes it a directory, `ls /search` lists the most recent 20, `rmdir` forgets one.
+/// Each query gets a number (its directory's inode payload) that is never given to another query in this mount,
+/// so the kernel never confuses a forgotten query's directory with a new one.
+public struct RecentSearches: Sendable {
+    /// How many queries `ls /search` shows; the least recently used beyond it is forgotten.
+    public static let capacity = 20
+
+    /// Least recently used first.
+    private var remembered: [(number: Int64, query: SearchQuery)] = []
+    private var nextNumber: Int64 = 1
+
+    public init() {}
+
+    /// The node of `query`'s directory, which becomes the most recent; `forgotten` is the node of the query
+    /// pushed out (its directory is then gone: the filesystem tells the kernel).
+    public mutating func remember(_ query: SearchQuery) -> (node: Node, forgotten: Node?) {
+        if let position = remembered.firstIndex(where: { $0.query.name == query.name }) {
+            let entry = remembered.remove(at: position)
+            remembered.append(entry)
+            return (.searchResults(entry.number), nil)
+        }
+        let number = nextNumber
+        nextNumber += 1
+        remembered.append((number, query))
+        var forgotten: Node?
+        if remembered.count > Self.capacity { forgotten = .searchResults(remembered.removeFirst().number) }
+        return (.searchResults(number), forgotten)
+    }
+
+    /// The query a directory stands for, while it is remembered.
+    public func query(number: Int64) -> SearchQuery? {
+        remembered.first { $0.number == number }?.query
+    }
+
+    /// The node of a remembered query, by its exact name (bytes), without making it the most recent.
+    public func node(named name: String) -> Node? {
+        remembered.first { $0.query.name.utf8.elementsEqual(name.utf8) }.map { .searchResults($0.number) }
+    }
+
+    /// `rmdir /search/<name>`: forgets the query; nil when no such query is remembered.
+    public mutating func forget(named name: String) -> Node? {
+        guard let position = remembered.firstIndex(where: { $0.query.name.utf8.elementsEqual(name.utf8) }) else { return nil }
+        return .searchResults(remembered.remove(at: position).number)
+    }
+
+    public var count: Int { remembered.count }
+
+    /// `/search`: the remembered queries, most recent first (`ls` sorts them anyway).
+    public func listing(newest: Int64) -> DirectoryListing {
+        let entries = remembered.reversed().map { entry in
+            DirectoryEntry(name: entry.query.name,
+                           attributes: TreeBuilder.directoryAttributes(.searchResults(entry.number), newest: newest,
+                                                                       subdirectories: 0))
+        }
+        return DirectoryListing(attributes: TreeBuilder.directoryAttributes(.search, newest: newest,
+                                                                            subdirectories: entries.count),
+                                entries: entries)
+    }
+}
+
+public enum SearchTreeBuilder {
+    /// A query's directory: its results in the order given (best first, as `Catalog.searchPhotos` returns them)
+    /// named as in /moments, the same nodes as everywhere. Names carry no rank: `ls` and file dialogs sort by
+    /// name anyway, and a rank would rename every result whenever a new photo ranks above them; readdir order
+    /// is best first for tools that keep it.
+    public static func results(number: Int64, _ photos: [PhotoRecord], fileExtension: String? = nil,
+                               linkCount: (PhotoRecord) -> UInt32) -> DirectoryListing {
+        TreeBuilder.photos(photos, in: .searchResults(number), style: .moment, fileExtension: fileExtension,
+                           linkCount: linkCount)
+    }
+}

@@ -1,0 +1,230 @@
+// Search: names read as queries (rejections, field prefixes, quoting), the FTS5 index kept by triggers, and
+// hostile queries that give a result or no query, never an FTS5 error.
+import GRDB
+@testable import PhotoCatalog
+import XCTest
+
+final class SearchQueryTests: XCTestCase {
+    func testNamesThatAreNotQueries() {
+        for name in ["", ".", "..", ".hidden", ".directory", "harbour ", "harbour\u{3000}", "*", "-", "\"", "\"\"", ": :",
+                     "a/b", "a\u{0}b", String(repeating: "a", count: 256)] {
+            XCTAssertNil(SearchQuery(name: name), name.debugDescription)
+        }
+        XCTAssertNil(SearchQuery(nameBytes: [0x68, 0xFF, 0x61]), "not UTF-8")
+        XCTAssertNil(SearchQuery(nameBytes: [0xC3]), "a cut UTF-8 sequence")
+        XCTAssertNotNil(SearchQuery(name: String(repeating: "a", count: 255)))
+        XCTAssertNotNil(SearchQuery(nameBytes: Array("Belém".utf8)))
+    }
+
+    func testEveryWordIsQuotedAndTheLastIsAPrefix() throws {
+        let query = try XCTUnwrap(SearchQuery(name: "harbour 2019"))
+        XCTAssertEqual(query.wordExpression, #""harbour" "2019" *"#)
+        XCTAssertEqual(SearchQuery(name: "sun-set")?.wordExpression, #""sun-set" *"#)
+        XCTAssertEqual(SearchQuery(name: "foo:bar")?.wordExpression, #""foo:bar" *"#)
+        XCTAssertEqual(SearchQuery(name: "place:lisb")?.wordExpression, #"{place region} : "lisb" *"#)
+        XCTAssertEqual(SearchQuery(name: "Year:2019 x")?.wordExpression, #"{taken} : "2019" "x" *"#)
+        XCTAssertEqual(SearchQuery(name: "album:")?.wordExpression, #""album:" *"#, "a field with nothing after it is text")
+        XCTAssertEqual(SearchQuery(name: "say \"hi\" NOT OR AND *")?.wordExpression,
+                       #""say" """hi""" "NOT" "OR" "AND""#, "operators are words; a word of punctuation alone is dropped")
+        XCTAssertEqual(SearchQuery(name: "person:ann camera:x100 album:trip")?.wordExpression,
+                       #"{people photographer} : "ann" {camera} : "x100" {albums} : "trip" *"#)
+        let mixed = try XCTUnwrap(SearchQuery(name: "tokyo 東京タワー 夜"))
+        XCTAssertEqual(mixed.wordExpression, #""tokyo""#)
+        XCTAssertEqual(mixed.substringTerms.map(\.expression), [#""東京タワー""#, nil])
+    }
+}
+
+final class SearchIndexTests: XCTestCase {
+    var scratch: ScratchDirectory!
+    var catalog: Catalog!
+
+    override func setUpWithError() throws {
+        scratch = try ScratchDirectory("search")
+        catalog = try Catalog(path: scratch.path("library.sqlite"))
+    }
+
+    override func tearDown() {
+        catalog = nil
+        scratch = nil
+    }
+
+    static let places = [PlaceResolution(placeID: "bel", placeName: "Belém", regionName: "Lisboa"),
+                         PlaceResolution(placeID: "lx", placeName: "Lisbon, Lisboa, Portugal", regionName: "Lisboa"),
+                         PlaceResolution(placeID: "tk", placeName: "東京", regionName: "Kantō")]
+    static let y2019: Int64 = 1_560_000_000, y2018: Int64 = 1_530_000_000
+
+    func photo(_ id: String, _ title: String, description: String = "", place: String? = nil, at moment: Int64 = y2019,
+               tags: [String] = []) -> ImportedPhoto {
+        var imported = importedPhoto(id, title: title, place: place, at: moment)
+        imported.photo.description = description
+        imported.photo.tags = tags
+        return imported
+    }
+
+    func search(_ name: String) throws -> [String] {
+        guard let query = SearchQuery(name: name) else { return ["not a query"] }
+        return try catalog.photos(seqs: catalog.searchPhotos(query)).map(\.id)
+    }
+
+    func importLibrary() throws {
+        _ = try catalog.applyImport(places: Self.places, photos: [
+            photo("1", "Harbour at dusk", place: "lx"),
+            photo("2", "Harbour in the rain", place: "lx", at: Self.y2018),
+            photo("3", "Tower", description: "seen from the harbour", place: "bel"),
+            photo("4", "東京タワーの夜景", place: "tk"),
+            photo("5", "Sun-set over the river", tags: ["sunset", "golden"]),
+            photo("6", "Crème brûlée", place: "lx", at: Self.y2018),
+        ])
+    }
+
+    func testHarbour2019BelemAndPlacePrefixes() throws {
+        try importLibrary()
+        XCTAssertEqual(try search("harbour 2019"), ["1", "3"], "title first, then a description")
+        XCTAssertEqual(try search("harbour 2018"), ["2"])
+        XCTAssertEqual(try search("belem"), ["3"])
+        XCTAssertEqual(try search("Belém"), ["3"])
+        XCTAssertEqual(Set(try search("place:lisb")), ["1", "2", "3", "6"], "Belém is in the region Lisboa")
+        XCTAssertEqual(try search("place:belé"), ["3"])
+        XCTAssertEqual(try search("creme brul"), ["6"])
+        XCTAssertEqual(try search("year:2018 place:lisbon"), ["6", "2"], "ties: newest first")
+        XCTAssertEqual(try search("may 2019"), [], "taken in June (1_560_000_000 is 2019-06-08)")
+        XCTAssertEqual(Set(try search("june 2019")), ["1", "3", "4", "5"])
+        XCTAssertEqual(try search("sun-set"), ["5"])
+        XCTAssertEqual(try search("golden"), ["5"])
+        XCTAssertEqual(try search("harb"), ["1", "2", "3"], "the two titles first, then a description")
+        XCTAssertEqual(Set(try search("h")), ["1", "2", "3"], "a one-letter prefix")
+        XCTAssertEqual(try search("東京"), ["4"], "two characters: a scan of the trigram rows")
+        XCTAssertEqual(try search("京タ"), ["4"], "inside a word unicode61 would not split")
+        XCTAssertEqual(try search("タワー"), ["4"])
+        XCTAssertEqual(try search("place:東京"), ["4"])
+        XCTAssertEqual(try search("夜景 tower"), [], "every word must match")
+        XCTAssertEqual(try search("東京タワーの"), ["4"])
+    }
+
+    func testTheIndexFollowsEveryWrite() throws {
+        try importLibrary()
+        var renamed = photo("1", "Lighthouse", place: "lx")
+        _ = try catalog.applyImport(places: [], photos: [renamed])
+        XCTAssertEqual(try search("lighthouse"), ["1"])
+        XCTAssertEqual(try search("harbour 2019"), ["3"])
+        renamed.photo.placeID = "bel"
+        _ = try catalog.applyImport(places: [], photos: [renamed])
+        XCTAssertEqual(Set(try search("belem")), ["1", "3"])
+        // A place resolved after its photos, and a place renamed.
+        _ = try catalog.applyImport(places: [], photos: [photo("7", "Tram", place: "pt")])
+        XCTAssertEqual(try search("porto"), [])
+        _ = try catalog.applyImport(places: [PlaceResolution(placeID: "pt", placeName: "Porto", regionName: "Norte")], photos: [])
+        XCTAssertEqual(try search("porto"), ["7"])
+        XCTAssertEqual(try search("place:porto"), ["7"])
+        _ = try catalog.applyImport(places: [PlaceResolution(placeID: "pt", placeName: "Oporto", regionName: "Norte")], photos: [])
+        XCTAssertEqual(try search("oporto"), ["7"])
+        // Albums: joining, a new title, leaving.
+        try catalog.applyAlbums([AlbumImport(sourceID: "a1", title: "Summer trip", description: "", updatedAt: 1,
+                                             memberIDs: ["7", "5"])], keepingOnly: nil)
+        XCTAssertEqual(Set(try search("album:summ")), ["5", "7"])
+        try catalog.applyAlbums([AlbumImport(sourceID: "a1", title: "Winter", description: "", updatedAt: 2,
+                                             memberIDs: ["7"])], keepingOnly: nil)
+        XCTAssertEqual(try search("album:summ"), [])
+        XCTAssertEqual(try search("album:winter"), ["7"])
+        try catalog.applyAlbums([], keepingOnly: [])
+        XCTAssertEqual(try search("winter"), [])
+        // The photographer's name.
+        var byAnn = photo("8", "Bridge")
+        byAnn.owner = "ann"
+        byAnn.ownerName = "Ann Example"
+        _ = try catalog.applyImport(places: [], photos: [byAnn])
+        XCTAssertEqual(try search("person:ann"), ["8"])
+        byAnn.ownerName = "Anna"
+        _ = try catalog.applyImport(places: [], photos: [byAnn])
+        XCTAssertEqual(try search("person:example"), [])
+        // Deleted photos leave the index, with their albums' rows.
+        try catalog.applyAlbums([AlbumImport(sourceID: "a2", title: "Doomed", description: "", updatedAt: 1,
+                                             memberIDs: ["4"])], keepingOnly: nil)
+        try catalog.removePhotos(ids: ["4", "7"])
+        XCTAssertEqual(try search("東京"), [])
+        XCTAssertEqual(try search("oporto"), [])
+        let rows = try DatabaseQueue(path: scratch.path("library.sqlite")).read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM photo_search") ?? -1,
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM photo_search_trigram") ?? -1,
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM photo") ?? -2)
+        }
+        XCTAssertEqual(rows.0, rows.2, "one index row per photo")
+        XCTAssertEqual(rows.1, 0, "no photo with Han, kana or Hangul text is left")
+        let queued = try DatabaseQueue(path: scratch.path("library.sqlite")).read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM search_queue")
+        }
+        XCTAssertEqual(queued, 0, "every write transaction indexes what it queued")
+    }
+
+    func testALibraryMadeBeforeTheIndexIsIndexedWhenMigrated() throws {
+        try importLibrary()
+        catalog = nil
+        let path = scratch.path("library.sqlite")
+        // Back to the library as the previous photofs left it: no index, no triggers, the migration not applied.
+        let triggers = try DatabaseQueue(path: path).read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search_%'")
+        }
+        XCTAssertEqual(triggers.count, 10)
+        try tamper(path, triggers.map { "DROP TRIGGER \($0);" }.joined() + """
+            DROP TABLE photo_search; DROP TABLE photo_search_trigram; DROP TABLE search_queue; DROP INDEX photo_by_place;
+            DELETE FROM grdb_migrations WHERE identifier = '\(Schema.searchMigration)';
+            PRAGMA user_version = \(Schema.version - 1);
+            """)
+        catalog = try Catalog(path: path)
+        XCTAssertEqual(try search("belem"), ["3"])
+        XCTAssertEqual(try search("東京"), ["4"])
+    }
+
+    func testAtMostAThousandResultsAndOnlyListedPhotos() throws {
+        var photos = (1...1100).map { photo("\($0)", "Sunset \($0)") }
+        photos.append(importedPhoto("unmeasured", title: "Sunset unmeasured", size: nil))
+        _ = try catalog.applyImport(places: [], photos: photos)
+        let results = try catalog.searchPhotos(XCTUnwrap(SearchQuery(name: "sunset")))
+        XCTAssertEqual(results.count, 1000)
+        XCTAssertEqual(try catalog.searchPhotos(XCTUnwrap(SearchQuery(name: "unmeasured"))), [])
+        XCTAssertEqual(try catalog.searchPhotos(XCTUnwrap(SearchQuery(name: "sunset")), limit: 5).count, 5)
+        // Measured later: it enters the index then.
+        _ = try catalog.applyImport(places: [], photos: [importedPhoto("unmeasured", title: "Sunset unmeasured")])
+        XCTAssertEqual(try search("unmeasured"), ["unmeasured"])
+    }
+
+    func testRankingLooksAtTheNewestTenThousandMatches() throws {
+        // The best match by far, imported first, then more matches than are ranked.
+        var photos = [photo("best", "Sunset sunset sunset marker")]
+        photos += (1...Catalog.rankedMatchLimit).map { photo("\($0)", "Sunset over a long quiet street number \($0)") }
+        photos.append(photo("newer best", "Sunset sunset marker"))
+        for page in stride(from: 0, to: photos.count, by: 2000) {
+            _ = try catalog.applyImport(places: [], photos: Array(photos[page..<min(page + 2000, photos.count)]))
+        }
+        let results = try search("sunset")
+        XCTAssertEqual(results.count, 1000)
+        XCTAssertEqual(results.first, "newer best")
+        XCTAssertFalse(results.contains("best"), "outside the newest 10,000 matches: not ranked")
+        XCTAssertEqual(Set(try search("marker")), ["newer best", "best"], "a selective word finds every match")
+    }
+
+    func testHostileQueriesGiveAResultOrNoQuery() throws {
+        try importLibrary()
+        var names = ["\"", "\"harbour", "harbour\"", "a\"b\"c", "NOT", "harbour NOT tower", "OR", "AND", "NEAR(a b)",
+                     "a*", "*a", "^harbour", "harbour^", "{title}:x", "title:harbour", "-harbour", "+x", "(", ")", "a:b:c",
+                     "year:", "year:year:2019", "place:\"", "col:\"x\"", "\\", "'", "';DROP TABLE photo;--", "%", "_",
+                     "\u{202E}harbour", "e\u{301}", "😀", "🏳️‍🌈 pride", "ﬁ", "İstanbul", "ß", String(repeating: "é", count: 127),
+                     String(repeating: "東", count: 85), String(repeating: "a ", count: 127) + "a"]
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ab \"*:-^(){}+.,'\\%_NOTANDOR東京é\u{301}\t")
+        for _ in 0..<500 {
+            names.append(String((0..<Int.random(in: 1...40, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" }))
+        }
+        for name in names {
+            guard let query = SearchQuery(name: name) else { continue }
+            XCTAssertNoThrow(try catalog.searchPhotos(query), name.debugDescription)
+        }
+        for _ in 0..<200 {
+            let bytes = (0..<Int.random(in: 1...255, using: &generator)).map { _ in UInt8.random(in: 1...255, using: &generator) }
+            guard let query = SearchQuery(nameBytes: bytes) else { continue }
+            XCTAssertNoThrow(try catalog.searchPhotos(query))
+        }
+        XCTAssertEqual(try search("\"harbour"), ["1", "2", "3"], "a quote is punctuation inside a quoted word")
+        XCTAssertEqual(try search("title:harbour"), [], "not a field: the text \"title:harbour\" as a phrase")
+    }
+}

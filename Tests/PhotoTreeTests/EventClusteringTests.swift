@@ -1,0 +1,280 @@
+// Event clustering: one event per burst, names across days and months, settled events that never change,
+// hostile times, and the time 100,000 photos take (printed, not asserted).
+import Foundation
+import PhotoCatalog
+@testable import PhotoTree
+import XCTest
+
+final class EventClusteringTests: XCTestCase {
+    /// Seconds since 1970 of a UTC wall-clock time (the camera's clock, as the catalog stores it).
+    static func at(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0) -> Int64 {
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900); parts.tm_mon = Int32(month - 1); parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour); parts.tm_min = Int32(minute); parts.tm_sec = Int32(second)
+        return Int64(timegm(&parts))
+    }
+
+    static let lisbon = (38.7223, -9.1393), sintra = (38.8029, -9.3817), porto = (41.1579, -8.6291)
+
+    /// Builds photos with increasing seqs.
+    struct Library {
+        var photos: [EventPhoto] = []
+        var nextSeq: Int64 = 1
+        mutating func add(_ time: Int64, place: String?, at coordinates: (Double, Double)? = nil, region: String? = nil) {
+            photos.append(EventPhoto(seq: nextSeq, time: time, latitude: coordinates?.0, longitude: coordinates?.1,
+                                     placeName: place, regionName: region))
+            nextSeq += 1
+        }
+        /// A photo every `every` seconds from `start` to `end` (inclusive).
+        mutating func burst(from start: Int64, to end: Int64, every: Int64, place: String?,
+                            at coordinates: (Double, Double)? = nil) {
+            var time = start
+            while time <= end { add(time, place: place, at: coordinates); time += every }
+        }
+    }
+
+    /// Acceptance 1's library: photos spread over a month at home (Porto), a three-day trip to Lisbon (with a
+    /// lunch break each day), a day trip to Sintra, and on one day a morning and an evening at home.
+    static func burstLibrary() -> Library {
+        var library = Library()
+        var time = at(2019, 5, 1, 20)
+        for _ in 0..<30 { library.add(time, place: "Porto, Porto, Portugal", at: porto); time += 23 * 3600 }
+        for day in 7...9 {
+            library.burst(from: at(2019, 6, day, 10), to: at(2019, 6, day, 13), every: 600, place: "Lisbon", at: lisbon)
+            library.burst(from: at(2019, 6, day, 14, 30), to: at(2019, 6, day, 18), every: 600, place: "Lisbon", at: lisbon)
+        }
+        library.burst(from: at(2019, 6, 15, 9), to: at(2019, 6, 15, 17), every: 900, place: "Sintra", at: sintra)
+        library.burst(from: at(2019, 6, 20, 8), to: at(2019, 6, 20, 9), every: 300, place: "Porto", at: porto)
+        library.burst(from: at(2019, 6, 20, 19), to: at(2019, 6, 20, 23), every: 300, place: "Porto", at: porto)
+        return library
+    }
+
+    static let july2019 = at(2019, 7, 1)
+
+    func testOneEventPerBurstWithItsName() {
+        let result = EventClustering.cluster(Self.burstLibrary().photos, stored: [], now: Self.at(2019, 6, 21))
+        XCTAssertEqual(result.events.map(\.name), [
+            "2019-05-01–29 Porto", "2019-06-07–09 Lisbon", "2019-06-15 Sintra", "2019-06-20 08.00 Porto",
+            "2019-06-20 19.00 Porto",
+        ])
+        XCTAssertEqual(result.events.map(\.members.count), [30, 3 * (19 + 22), 33, 13, 49])
+        XCTAssertEqual(Set(result.events.flatMap(\.members)).count, Self.burstLibrary().photos.count)
+        XCTAssertEqual(result.events.map(\.year), [2019, 2019, 2019, 2019, 2019])
+        // Settled: every event whose last photo is more than 48 hours before "now"; the last two are not.
+        XCTAssertEqual(result.events.map(\.isSettled), [true, true, true, false, false])
+        XCTAssertEqual(result.settlement.settled.map(\.name), ["2019-05-01–29 Porto", "2019-06-07–09 Lisbon", "2019-06-15 Sintra"])
+        XCTAssertEqual(EventNaming.comment(for: result.events[2]), "2019-06-15 09:00 – 2019-06-15 17:00; Sintra; 33 photos")
+    }
+
+    func testUnsortedInputAndRepeatedSeqsGiveTheSameEvents() {
+        let photos = Self.burstLibrary().photos
+        let reference = EventClustering.cluster(photos, stored: [], now: Self.july2019)
+        var generator = SplitMix(seed: 7)
+        var shuffled = photos.shuffled(using: &generator)
+        shuffled += shuffled.prefix(10)
+        XCTAssertEqual(EventClustering.cluster(shuffled, stored: [], now: Self.july2019), reference)
+    }
+
+    /// What a mount or an import does: clusters, stores what settled, clusters again with it.
+    static func settle(_ photos: [EventPhoto], _ stored: [StoredEvent], now: Int64) -> (EventClusteringResult, [StoredEvent]) {
+        let result = EventClustering.cluster(photos, stored: stored, now: now)
+        var kept = stored + result.settlement.settled
+        for join in result.settlement.joined {
+            if let position = kept.firstIndex(where: { $0.id == join.eventID }) { kept[position].members.append(join.seq) }
+        }
+        return (result, kept)
+    }
+
+    func testSettledEventsComeOutAsTheyWereOpen() {
+        let photos = Self.burstLibrary().photos
+        let (first, stored) = Self.settle(photos, [], now: Self.july2019)
+        XCTAssertEqual(stored.count, 5)
+        let again = EventClustering.cluster(photos, stored: stored, now: Self.july2019)
+        XCTAssertEqual(again.events, first.events, "settling must change no name, member or key")
+        XCTAssertTrue(again.settlement.isEmpty)
+    }
+
+    func testAddingAPhotoToASettledEventRenamesNothing() {
+        var library = Self.burstLibrary()
+        let (before, stored) = Self.settle(library.photos, [], now: Self.july2019)
+        // Inside the Lisbon trip's range, at Sintra: it joins the trip, whose name stays.
+        library.add(Self.at(2019, 6, 8, 19), place: "Sintra", at: Self.sintra)
+        // Ten minutes after the trip's last photo: within the 30-minute guard, so it joins too (extending nothing shown).
+        library.add(Self.at(2019, 6, 9, 18, 10), place: "Lisbon", at: Self.lisbon)
+        // The morning after: a new event of its own, next to the settled one, which keeps its name.
+        library.burst(from: Self.at(2019, 6, 10, 8), to: Self.at(2019, 6, 10, 9), every: 600, place: "Lisbon", at: Self.lisbon)
+        let after = EventClustering.cluster(library.photos, stored: stored, now: Self.at(2019, 7, 2))
+        let names = after.events.map(\.name)
+        for event in before.events { XCTAssertTrue(names.contains(event.name), event.name) }
+        XCTAssertTrue(names.contains("2019-06-10 Lisbon"))
+        let trip = after.events.first { $0.name == "2019-06-07–09 Lisbon" }
+        XCTAssertEqual(trip?.members.count, 3 * (19 + 22) + 2)
+        XCTAssertEqual(trip?.key, before.events[1].key)
+        XCTAssertEqual(after.settlement.joined.count, 2)
+        XCTAssertEqual(after.events.count, before.events.count + 1)
+    }
+
+    func testNamesAcrossDaysMonthsAndYearsAndWithoutPlace() {
+        XCTAssertEqual(EventNaming.name(firstAt: Self.at(2019, 6, 7, 10), lastAt: Self.at(2019, 6, 7, 18), place: "Lisbon"),
+                       "2019-06-07 Lisbon")
+        XCTAssertEqual(EventNaming.name(firstAt: Self.at(2019, 6, 7, 10), lastAt: Self.at(2019, 6, 9, 18), place: "Lisbon"),
+                       "2019-06-07–09 Lisbon")
+        XCTAssertEqual(EventNaming.name(firstAt: Self.at(2019, 5, 30, 10), lastAt: Self.at(2019, 6, 2), place: "Lisbon"),
+                       "2019-05-30–06-02 Lisbon")
+        XCTAssertEqual(EventNaming.name(firstAt: Self.at(2019, 12, 31, 22), lastAt: Self.at(2020, 1, 1, 2), place: nil),
+                       "2019-12-31–2020-01-01")
+        XCTAssertEqual(EventNaming.name(firstAt: Self.at(2019, 6, 7, 10, 5, 9), lastAt: Self.at(2019, 6, 7, 18), place: "A/B",
+                                        startTime: true, seconds: true), "2019-06-07 10.05.09 A／B")
+        let long = EventNaming.name(firstAt: 0, lastAt: 86_400 * 3, place: String(repeating: "é", count: 300))
+        XCTAssertLessThanOrEqual(long.utf8.count, 255)
+        XCTAssertTrue(long.hasPrefix("1970-01-01–04 éé"))
+
+        // Spread over a month across two months, no place at all: the dates alone.
+        var library = Library()
+        var time = Self.at(2019, 5, 20, 12)
+        for _ in 0..<20 { library.add(time, place: nil); time += 22 * 3600 }
+        XCTAssertEqual(EventClustering.cluster(library.photos, stored: [], now: 0).events.map(\.name), ["2019-05-20–06-06"])
+        // Flickr's "Lisbon, Lisboa, Portugal" names the locality; a region alone names the event when no place does.
+        library = Library()
+        library.burst(from: Self.at(2019, 3, 1, 10), to: Self.at(2019, 3, 1, 11), every: 600, place: nil)
+        library.photos = library.photos.map { var photo = $0; photo.regionName = "Lisboa"; return photo }
+        XCTAssertEqual(EventClustering.cluster(library.photos, stored: [], now: 0).events.map(\.name), ["2019-03-01 Lisboa"])
+    }
+
+    func testEventsOfOneNameGetTheirStartTimeAndNeverTakeASettledName() {
+        var library = Library()
+        // Porto is home: photos there on ten days in May.
+        for day in 1...10 { library.add(Self.at(2019, 5, day, 12), place: "Porto") }
+        library.burst(from: Self.at(2019, 6, 20, 8), to: Self.at(2019, 6, 20, 9), every: 300, place: "Porto")
+        let (_, stored) = Self.settle(library.photos, [], now: Self.july2019)
+        XCTAssertEqual(stored.map(\.name), ["2019-05-01–10 Porto", "2019-06-20 Porto"])
+        library.burst(from: Self.at(2019, 6, 20, 19), to: Self.at(2019, 6, 20, 20), every: 300, place: "Porto")
+        library.burst(from: Self.at(2019, 6, 20, 22), to: Self.at(2019, 6, 20, 23), every: 300, place: "Porto")
+        // Long quiet hours between the three, so PhotoTOC's rule splits them; at home, nothing joins them.
+        let events = EventClustering.cluster(library.photos, stored: stored, now: Self.july2019).events
+        XCTAssertEqual(events.map(\.name), ["2019-05-01–10 Porto", "2019-06-20 Porto", "2019-06-20 19.00 Porto",
+                                             "2019-06-20 22.00 Porto"])
+        XCTAssertEqual(Set(events.map { $0.name.lowercased() }).count, events.count)
+    }
+
+    func testHardGuards() {
+        // Evenly spaced photos 24 h + 1 s apart: PhotoTOC would see nothing standing out; the 24-hour rule splits.
+        var library = Library()
+        for day in 0..<5 { library.add(Self.at(2019, 1, 1) + Int64(day) * (86_400 + 1), place: nil) }
+        XCTAssertEqual(EventClustering.cluster(library.photos, stored: [], now: 0).events.count, 5)
+
+        // 29-minute pauses amid seconds-apart photos: never split below 30 minutes.
+        library = Library()
+        var time = Self.at(2019, 2, 1, 8)
+        for _ in 0..<6 {
+            library.burst(from: time, to: time + 60, every: 5, place: nil)
+            time += 60 + 29 * 60
+        }
+        XCTAssertEqual(EventClustering.cluster(library.photos, stored: [], now: 0).events.count, 1)
+
+        // A jump of more than 50 km, 40 minutes apart, between regularly spaced photos: always a boundary; the
+        // same jump 10 minutes apart is not (the 30-minute floor wins: a wrong GPS fix must not cut a burst).
+        for (pause, expected) in [(Int64(40 * 60), 2), (10 * 60, 1)] {
+            library = Library()
+            library.burst(from: Self.at(2019, 3, 1, 8), to: Self.at(2019, 3, 1, 10), every: 30 * 60, place: nil, at: Self.lisbon)
+            let start = Self.at(2019, 3, 1, 10) + pause
+            library.burst(from: start, to: start + 2 * 3600, every: 30 * 60, place: nil, at: Self.porto)
+            XCTAssertEqual(EventClustering.cluster(library.photos, stored: [], now: 0).events.count, expected, "pause \(pause)")
+        }
+    }
+
+    func testTinyPiecesJoinTheNearerNeighbour() {
+        var library = Library()
+        library.burst(from: Self.at(2019, 4, 1, 9), to: Self.at(2019, 4, 1, 10), every: 60, place: nil)
+        library.add(Self.at(2019, 4, 1, 13), place: nil)
+        library.burst(from: Self.at(2019, 4, 1, 19), to: Self.at(2019, 4, 1, 20), every: 60, place: nil)
+        let events = EventClustering.cluster(library.photos, stored: [], now: 0).events
+        XCTAssertEqual(events.map(\.members.count), [62, 61], "the lone 13:00 photo joins the morning (3 h) not the evening (6 h)")
+        // A lone photo with a day on each side stays alone.
+        library.add(Self.at(2019, 4, 5, 12), place: nil)
+        XCTAssertEqual(EventClustering.cluster(library.photos, stored: [], now: 0).events.map(\.members.count), [62, 61, 1])
+    }
+
+    func testHostileTimesAndPlaces() {
+        var library = Library()
+        let low = CatalogLimits.momentRange.lowerBound, high = CatalogLimits.momentRange.upperBound
+        for time in [Int64.min, low, low + 1, 0, 0, 0, high - 1, high, Int64.max] { library.add(time, place: nil) }
+        library.photos.append(EventPhoto(seq: 99, time: 5, latitude: .nan, longitude: .infinity, placeName: "\u{0}/\u{202E}",
+                                         regionName: ""))
+        library.photos.append(EventPhoto(seq: Int64.max, time: 7, latitude: 91, longitude: -181,
+                                         placeName: String(repeating: "x", count: 100_000)))
+        let result = EventClustering.cluster(library.photos, stored: [], now: Int64.min)
+        XCTAssertEqual(result.events.first?.name, "0001-01-01")
+        XCTAssertEqual(result.events.last?.name, "9999-12-31")
+        // A stored event whose range is upside down and spans every year, with a repeated member and no name:
+        // read as years 1–9999, named "Untitled"; it takes in every photo near its range, as a settled event does.
+        let swallowed = EventClustering.cluster(library.photos, stored: [StoredEvent(id: -4, name: "", firstAt: Int64.max,
+                                                                                    lastAt: Int64.min, members: [1, 2, 2])],
+                                                now: Int64.max)
+        for outcome in [result, swallowed] {
+            XCTAssertEqual(Set(outcome.events.flatMap(\.members)).count, library.photos.count)
+            XCTAssertEqual(outcome.events.reduce(0) { $0 + $1.members.count }, library.photos.count)
+            for event in outcome.events {
+                XCTAssertFalse(event.name.isEmpty)
+                XCTAssertLessThanOrEqual(event.name.utf8.count, 255)
+                XCTAssertFalse(event.name.contains("/"))
+                XCTAssertTrue(CatalogLimits.yearRange.contains(event.year))
+            }
+        }
+        XCTAssertEqual(swallowed.events.map(\.name), ["Untitled"])
+
+        // Rules no one would set do not trap either.
+        var extreme = EventRules()
+        extreme.minimumGap = Int64.min; extreme.maximumGap = Int64.max; extreme.settlingTime = Int64.max
+        extreme.window = Int.max; extreme.gapRatio = .nan; extreme.maximumJumpMeters = -.infinity
+        extreme.minimumPhotos = Int.max; extreme.homeMinimumDays = Int.min
+        XCTAssertEqual(EventClustering.cluster(library.photos, stored: [], now: Int64.max, rules: extreme)
+            .events.reduce(0) { $0 + $1.members.count }, library.photos.count)
+
+        // A thousand photos in the same second: one event.
+        library = Library()
+        for _ in 0..<1000 { library.add(1_500_000_000, place: "Same") }
+        XCTAssertEqual(EventClustering.cluster(library.photos, stored: [], now: 0).events.map(\.members.count), [1000])
+        XCTAssertTrue(EventClustering.cluster([], stored: [], now: 0).events.isEmpty)
+    }
+
+    func testHundredThousandPhotos() {
+        // A synthetic decade: bursts of 1–60 photos seconds to minutes apart, hours to days between them, and a
+        // place for most photos.
+        var generator = SplitMix(seed: 21)
+        var photos: [EventPhoto] = []
+        var time = Self.at(2010, 1, 1)
+        let places = ["Lisbon", "Porto", "Sintra", "Faro", "Braga", nil]
+        while photos.count < 100_000 {
+            let place = places[Int(generator.next() % UInt64(places.count))]
+            for _ in 0..<(1 + Int(generator.next() % 60)) where photos.count < 100_000 {
+                photos.append(EventPhoto(seq: Int64(photos.count + 1), time: time, placeName: place))
+                time += Int64(generator.next() % 600)
+            }
+            time += 3600 + Int64(generator.next() % (3 * 86_400))
+        }
+        let start = Date()
+        let result = EventClustering.cluster(photos.shuffled(using: &generator), stored: [], now: time)
+        let seconds = Date().timeIntervalSince(start)
+        print("event clustering: \(photos.count) photos, \(result.events.count) events in \(String(format: "%.3f", seconds)) s")
+        XCTAssertEqual(result.events.reduce(0) { $0 + $1.members.count }, photos.count)
+        let (_, stored) = Self.settle(photos, [], now: time)
+        let again = Date()
+        let settled = EventClustering.cluster(photos, stored: stored, now: time)
+        print("event clustering with \(stored.count) settled events: \(String(format: "%.3f", Date().timeIntervalSince(again))) s")
+        XCTAssertEqual(settled.events, result.events)
+    }
+}
+
+/// A seeded generator (SplitMix64), so the shuffles and the synthetic library are the same on every run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,45 @@
+// /search: remembered queries (at most 20, most recent first, forgotten by rmdir) and results named as in /moments.
+import Foundation
+import PhotoCatalog
+@testable import PhotoTree
+import XCTest
+
+final class SearchTreeTests: XCTestCase {
+    func testQueriesAreRememberedNumberedAndForgotten() throws {
+        var searches = RecentSearches()
+        let harbour = try XCTUnwrap(SearchQuery(name: "harbour 2019"))
+        let first = searches.remember(harbour)
+        XCTAssertEqual(first.node, .searchResults(1))
+        XCTAssertNil(first.forgotten)
+        XCTAssertEqual(searches.remember(harbour).node, .searchResults(1), "the same name is the same directory")
+        XCTAssertEqual(searches.query(number: 1), harbour)
+        for index in 0..<19 { _ = searches.remember(try XCTUnwrap(SearchQuery(name: "q\(index)"))) }
+        XCTAssertEqual(searches.count, 20)
+        XCTAssertEqual(searches.listing(newest: 0).entries.first?.name, "q18")
+        // Harbour was used least recently: the 21st query pushes it out.
+        let pushed = searches.remember(try XCTUnwrap(SearchQuery(name: "belem")))
+        XCTAssertEqual(pushed.forgotten, .searchResults(1))
+        XCTAssertNil(searches.query(number: 1))
+        XCTAssertEqual(searches.count, 20)
+        XCTAssertEqual(searches.forget(named: "belem"), .searchResults(21))
+        XCTAssertNil(searches.forget(named: "belem"))
+        XCTAssertEqual(searches.remember(harbour).node, .searchResults(22), "a number is never given twice")
+        let listing = searches.listing(newest: 5)
+        XCTAssertEqual(listing.entries.count, 20)
+        XCTAssertEqual(listing.attributes.node, .search)
+        XCTAssertEqual(listing.entry(named: "harbour 2019")?.node, .searchResults(22))
+        XCTAssertEqual(searches.node(named: "q3"), listing.entry(named: "q3")?.node)
+    }
+
+    func testResultsAreBestFirstAndNamedAsInMoments() {
+        let photos = [3, 1, 2].map { seq in
+            PhotoRecord(seq: Int64(seq), id: "\(seq)", title: "Harbour", momentAt: 1_560_000_000 + Int64(seq),
+                        momentYear: 2019, originalURL: "", byteSize: 1, contentType: "image/jpeg")
+        }
+        let listing = SearchTreeBuilder.results(number: 7, photos) { _ in 2 }
+        XCTAssertEqual(listing.entries.map(\.node), [.photo(seq: 3), .photo(seq: 1), .photo(seq: 2)])
+        XCTAssertEqual(listing.entries.map(\.name), ["2019-06-08 13.20.03 Harbour.jpg", "2019-06-08 13.20.01 Harbour.jpg",
+                                                     "2019-06-08 13.20.02 Harbour.jpg"])
+        XCTAssertEqual(listing.attributes.node, .searchResults(7))
+    }
+}
