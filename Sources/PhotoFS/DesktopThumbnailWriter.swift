@@ -21,9 +21,13 @@ public struct DesktopThumbnailOptions: Sendable {
     /// in the library. With pcmanfm opening cold 40-photo folders of the demo library, at 5 ms a photo 5–6 of
     /// 40 were still to write after 200 ms and pcmanfm opened 0–4 originals; 25 ms a photo (1 s for 40) is a
     /// slower first look at a folder rather than megabytes fetched. Only file managers' and thumbnailers'
-    /// listings wait (`ThumbnailListers`); 2 s caps a huge folder.
+    /// listings wait (`ThumbnailListers`).
     public var waitPerPhoto: TimeInterval = 0.025
-    public var maxWait: TimeInterval = 2
+    /// The most one listing waits. pcmanfm's first look at a 200-photo folder needed ~1.5 s of writing on a quiet
+    /// 2-core machine (make bench) and over 2 s at load 6–9, when pcmanfm then drew 767 thumbnails itself from
+    /// originals; 6 s (a 240-photo folder at 25 ms a photo) keeps every thumbnail ahead of pcmanfm's loader at
+    /// three times the quiet cost. Larger folders get their first 240 photos' worth of wait, the rest follow.
+    public var maxWait: TimeInterval = 6
     /// Listings wait out of a budget of `maxWait` seconds that refills at `waitRefillPerSecond`: a file
     /// manager opening a folder gets its whole wait, one walking a 100,000-photo tree waits at its first
     /// folders and then goes on at full speed while the rest are written behind it.
