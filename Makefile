@@ -68,16 +68,18 @@ install: build
 # Installs nginx-light, rclone, curl, libvips-tools, ImageMagick, Xvfb, pcmanfm and Debian's wallpaper
 # photographs, then measures photofs against them: fetching and listing (docs/benchmarks.md), resizing
 # (docs/benchmarks-resize.md), a file manager's look at a 200-photo folder (docs/benchmarks.md, "Desktop thumbnails"),
-# and what a person feels over a WAN (40 ms round trips, 100 Mbit/s, made by bench/wanproxy.py: docs/benchmarks-wan.md).
+# what a person feels over a WAN (40 ms round trips, 100 Mbit/s, made by bench/wanproxy.py: docs/benchmarks-wan.md),
+# and folder imports and local photos read through a mount (docs/benchmarks-folders.md).
 bench: deps-bench build
 	bash bench/run.sh
 	bash bench/resize.sh
 	bash bench/thumbnails.sh
 	bash bench/wan.sh
 	bash bench/floor.sh
+	bash bench/folders.sh
 
 uninstall:
 	$(SUDO) rm -f $(PREFIX)/bin/photofs $(SBINDIR)/mount.fuse.photofs /etc/systemd/system/photofs@.service
 
 clean:
-	rm -rf .build $(TEST_BUILD) demo mnt thumbs backup bench-work bench-work-resize bench-work-thumbnails bench-work-screenshot bench-work-wan bench-work-floor
+	rm -rf .build $(TEST_BUILD) demo mnt thumbs backup bench-work bench-work-resize bench-work-thumbnails bench-work-screenshot bench-work-wan bench-work-floor bench-work-folders

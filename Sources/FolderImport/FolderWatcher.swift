@@ -19,6 +19,7 @@ public final class FolderWatcher {
     private var nextRootRetry = 0.0
     private var limitWarned = false
     static let rootRetry = 5.0
+    static let retryAfterFailure = 5.0
     /// IN_CLOSE_WRITE ends a write; IN_CREATE/IN_MODIFY start one; moves, deletions and attribute changes
     /// (a chmod changes who may read a photo; a touch its mtime) need an import; *_SELF say a folder went.
     static let mask: UInt32 = UInt32(IN_CLOSE_WRITE | IN_CREATE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE
@@ -51,8 +52,15 @@ public final class FolderWatcher {
             case .importNow(let deferring):
                 // New folders first, so a file written into one while the batch runs still has its events.
                 syncWatches(now: current)
-                do { try importBatch(deferring) } catch { logger.error("watched import failed: \(error)") }
+                var failed = false
+                do { try importBatch(deferring) } catch {
+                    logger.error("watched import failed, tried again in \(Int(FolderWatcher.retryAfterFailure)) s: \(error)")
+                    failed = true
+                }
                 batching.imported(startedAt: current)
+                // What the failed batch should have imported is still to import: a change is noted where the
+                // retry is due (a library busy with another writer for longer than its 10 s timeout, a full disk).
+                if failed { batching.changed(at: current + FolderWatcher.retryAfterFailure - batching.quiet) }
                 continue
             case .wait(let until):
                 waitForEvents(seconds: min(tick, max(0.01, until - current)))

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Local photos read through a photofs mount against the same files read directly, for `make bench`
+(bench/folders.sh), both sides in one process (a process per file would measure fork and exec).
+
+Usage: folderread.py DIRECTORY COUNT   (the first COUNT photos under DIRECTORY of the mount, each paired with
+its file through user.xdg.origin.url)
+Prints key=value lines, times in microseconds per photo: warm (both sides read once before, best of 5 rounds)
+and cold (the page cache dropped before each side, median of 3 rounds; needs root, else the cold figures are
+left out).
+"""
+import os
+import statistics
+import sys
+import time
+import urllib.parse
+
+
+def read_all(paths):
+    start = time.perf_counter()
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            while os.read(fd, 1 << 20):
+                pass
+        finally:
+            os.close(fd)
+    return (time.perf_counter() - start) / len(paths) * 1e6
+
+
+def drop_caches():
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as control:
+        control.write("3\n")
+
+
+def main():
+    directory, count = sys.argv[1], int(sys.argv[2])
+    mounted = []
+    for folder, _, names in sorted(os.walk(directory)):
+        mounted += [os.path.join(folder, name) for name in sorted(names)]
+    mounted = mounted[:count]
+    files = []
+    for path in mounted:
+        uri = os.getxattr(path, "user.xdg.origin.url").decode()
+        files.append(urllib.parse.unquote(uri[len("file://"):]))
+    sizes = [os.stat(path).st_size for path in files]
+    print(f"files={len(files)}")
+    print(f"mean_kib={sum(sizes) / len(sizes) / 1024:.0f}")
+    read_all(mounted), read_all(files)
+    warm_mount = min(read_all(mounted) for _ in range(5))
+    warm_direct = min(read_all(files) for _ in range(5))
+    print(f"warm_mount_us={warm_mount:.1f}")
+    print(f"warm_direct_us={warm_direct:.1f}")
+    if os.access("/proc/sys/vm/drop_caches", os.W_OK):
+        cold_mount, cold_direct = [], []
+        for _ in range(3):
+            drop_caches()
+            cold_mount.append(read_all(mounted))
+            drop_caches()
+            cold_direct.append(read_all(files))
+        print(f"cold_mount_us={statistics.median(cold_mount):.1f}")
+        print(f"cold_direct_us={statistics.median(cold_direct):.1f}")
+
+
+if __name__ == "__main__":
+    main()
