@@ -220,7 +220,7 @@ link_quiet() { # until nothing crossed the link for 1.5 s
 scan() { # header|pillow → $WORK/scan-$1.out: "photos seconds bytes-read bytes-sent"
   local mnt="$WORK/mnt-scan-$1" out sent files
   mkdir -p "$mnt"
-  "$BIN" mount "$WORK/camera.sqlite" "$mnt" --cache-dir "$WORK/cache-scan-$1" --desktop-thumbnails off
+  "$BIN" mount "$WORK/camera.sqlite" "$mnt" --cache-dir "$WORK/cache-scan-$1"
   mounts+=("$mnt")
   files=$(find "$mnt/moments" -type f | sort)
   link_quiet; sent=$(link_sent)
