@@ -130,7 +130,8 @@ public enum OAuthSignature {
         guard key.count <= Int(Int32.max) else { return "" }
         var code = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
-        // HMAC() answers NULL on failure and writes the code's length; SHA-1's is 20 bytes.
+        // HMAC() answers NULL on failure and writes the code's length; SHA-1's is 20 bytes. Given an output
+        // buffer it keeps no state (only a NULL one means its static buffer), so threads may sign at once.
         guard HMAC(EVP_sha1(), key, Int32(key.count), data, data.count, &code, &length) != nil, length == 20 else { return "" }
         return Data(code.prefix(Int(length))).base64EncodedString()
     }
