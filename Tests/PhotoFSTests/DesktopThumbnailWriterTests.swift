@@ -88,10 +88,16 @@ final class DesktopThumbnailWriterTests: XCTestCase {
         fs.desktopThumbnails?.flush()
         let seqs = try catalog.allPhotos().map(\.seq)
         for seq in seqs { XCTAssertNotNil(try catalog.desktopThumbnailSource(seq: seq), "source of \(seq) kept in the library") }
-        let recorded = try DatabaseQueue(path: root.appendingPathComponent("library.sqlite").path).read { db in
-            try String.fetchAll(db, sql: "SELECT uri FROM desktop_thumbnail WHERE photo_id IN (SELECT id FROM photo)")
-        }
-        XCTAssertEqual(recorded.sorted(), expected.map(\.uri).sorted(), "the URIs written are recorded")
+        // A worker records a URI just after writing its files, so a photo whose thumbnails are already valid may
+        // be recorded a moment later: flushed and read again until all are there.
+        var recorded: [String] = []
+        XCTAssertTrue(eventually {
+            fs.desktopThumbnails?.flush()
+            recorded = try DatabaseQueue(path: root.appendingPathComponent("library.sqlite").path).read { db in
+                try String.fetchAll(db, sql: "SELECT uri FROM desktop_thumbnail WHERE photo_id IN (SELECT id FROM photo)")
+            }
+            return recorded.sorted() == expected.map(\.uri).sorted()
+        }, "the URIs written are recorded: \(recorded.sorted()) against \(expected.map(\.uri).sorted())")
         fs.desktopThumbnails?.stop()
 
         // Another mount point, the origin gone: the thumbnails come from the library alone.
