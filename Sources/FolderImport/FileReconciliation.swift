@@ -1,25 +1,10 @@
 // Which photo each file of a folder walk is, against what the last import remembered: pure, no I/O.
 import Foundation
+import PhotoCatalog
 
-/// What an import remembers of one file (the catalog's `folder_file` row).
-public struct RememberedFile: Equatable, Sendable {
-    public var path: String
-    public var root: String
-    public var device: UInt64
-    public var inode: UInt64
-    public var size: Int64
-    public var mtimeNanos: Int64
-    /// `ContentHash.partial`: size and first 128 KiB.
-    public var partialHash: String
-    /// `ContentHash.full`, kept once it had to be computed (two files agreed on size and partial hash).
-    public var fullHash: String?
-    public var photoID: String
-    public init(path: String, root: String, device: UInt64, inode: UInt64, size: Int64, mtimeNanos: Int64,
-                partialHash: String, fullHash: String?, photoID: String) {
-        self.path = path; self.root = root; self.device = device; self.inode = inode; self.size = size
-        self.mtimeNanos = mtimeNanos; self.partialHash = partialHash; self.fullHash = fullHash; self.photoID = photoID
-    }
-}
+/// What an import remembers of one file: the catalog's `folder_file` row itself (a second struct with the same
+/// fields only added two field-by-field copies per file).
+public typealias RememberedFile = FolderFileRecord
 
 /// One image file the walk found, as `lstat`/`stat` saw it.
 public struct WalkedFile: Equatable, Sendable {

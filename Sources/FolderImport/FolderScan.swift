@@ -69,7 +69,7 @@ public final class FolderScan {
         progress?.update(stage: "walk", done: walk.images.count, total: walk.images.count)
 
         plan.previousFiles = try catalog.folderFiles()
-        let remembered = plan.previousFiles.map(FolderScan.remembered)
+        let remembered = plan.previousFiles
         // A file being written keeps what was remembered of it, as a file that cannot be read does.
         let deferredRemembered = remembered.filter { walk.walkedRoots.contains($0.root) && deferred.contains($0.path) }
         let mine = remembered.filter { walk.walkedRoots.contains($0.root) && !deferred.contains($0.path) }
@@ -131,7 +131,7 @@ public final class FolderScan {
             case .new: plan.counts.new += 1
             }
         }
-        plan.files = (resolution.files + keptAsRemembered).map(FolderScan.record)
+        plan.files = resolution.files + keptAsRemembered
 
         // Photos to write, each from its representative file (read now if it was not).
         let rootOf = Dictionary(walk.images.map { ($0.path, $0.root) }, uniquingKeysWith: { a, _ in a })
@@ -218,18 +218,6 @@ public final class FolderScan {
                                                                  mtimeNanos: file.mtimeNanos),
                                      lastModified: String(file.mtimeNanos)),
             access: .localFile)
-    }
-
-    static func remembered(_ record: FolderFileRecord) -> RememberedFile {
-        RememberedFile(path: record.path, root: record.root, device: record.device, inode: record.inode, size: record.size,
-                       mtimeNanos: record.mtimeNanos, partialHash: record.partialHash, fullHash: record.fullHash,
-                       photoID: record.photoID)
-    }
-
-    static func record(_ file: RememberedFile) -> FolderFileRecord {
-        FolderFileRecord(path: file.path, root: file.root, device: file.device, inode: file.inode, size: file.size,
-                         mtimeNanos: file.mtimeNanos, partialHash: file.partialHash, fullHash: file.fullHash,
-                         photoID: file.photoID)
     }
 
     static func walked(_ file: RememberedFile) -> WalkedFile? {
