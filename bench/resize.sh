@@ -151,7 +151,7 @@ vips_below=$(awk '$3 != "inf" && $3 + 0 < 30' "$WORK/psnr-vips-jpeg.txt" | wc -l
   echo "| \`--size 1024\` (vips \`--size 1024x1024>\`, magick \`-thumbnail 1024x1024>\`) | $(fmt "$fit_pfs") | $(fmt "$fit_vips") | $(fmt "$fit_magick") | $(ratio "$fit_pfs" "$fit_vips") | $(ratio "$fit_magick" "$fit_pfs") |"
   echo
   echo "Daemon peak RSS (VmHWM) while rendering: square:256 $square_rss MB, 1024 $fit_rss MB (target < 150; renders"
-  echo "start while their estimated memory fits 96 MiB, and the largest, a progressive 5120×2880 JPEG, makes libjpeg"
+  echo "start while their estimated memory fits 80 MiB, and the largest, a progressive 5120×2880 JPEG, makes libjpeg"
   echo "hold 88 MB of coefficients by itself)."
   echo
   echo "Quality, PSNR of photofs's output against vips's output of the same geometry (target ≥ 30 dB):"

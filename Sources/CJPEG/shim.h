@@ -102,96 +102,104 @@ static inline void photofs_jpeg_cmyk_row_to_rgb(const unsigned char *cmyk, unsig
     }
 }
 
-/* Decodes a JPEG held in memory to 8-bit pixels: gray stays gray (1 component), everything else becomes RGB
-   (3; CMYK and YCCK converted here, libjpeg cannot), scaled by 1/scale_denom in the DCT domain (1, 2, 4 or 8).
+/* Row-by-row decoding of a JPEG held in memory, for decoders that never hold the whole image: 8-bit pixels,
+   gray stays gray (1 component), everything else becomes RGB (3; CMYK and YCCK converted here, libjpeg cannot),
+   scaled by 1/scale_denom in the DCT domain (1, 2, 4 or 8). The error manager's jump buffer is set again by each
+   function below: libjpeg longjmps into whichever of them is running. */
+struct photofs_jpeg_rows {
+    struct jpeg_decompress_struct cinfo;
+    struct photofs_jpeg_error jerr;
+    unsigned char *cmyk_row;
+    int created, cmyk, buffered;
+};
+
+/* Opens data[0..<size] (which must stay valid until photofs_jpeg_rows_close) and starts decompressing.
    max_pixels (0 = no limit) is checked against the header before any pixel is decoded.
    dc_only: at 1/8 a pixel is exactly a block's DC coefficient, so for a progressive JPEG whose first scan
    carries the DC of every component only that scan is decoded (buffered-image mode, output pass 1) instead
-   of every scan (*used_dc_only says whether it happened). *pixels is malloc'd; the caller frees it.
-   Returns 0 on success, -2 for too many pixels. */
-static inline int photofs_jpeg_decode(const unsigned char *data, unsigned long size, int scale_denom,
-                                      unsigned long max_pixels, int dc_only, int *width, int *height,
-                                      int *components, int *used_dc_only, unsigned char **pixels,
-                                      char *error, size_t error_size) {
-    struct jpeg_decompress_struct cinfo;
-    struct photofs_jpeg_error jerr;
-    unsigned char *volatile row_buffer = NULL;
-    memset(&cinfo, 0, sizeof cinfo);
-    *pixels = NULL;
+   of every scan (*used_dc_only says whether it happened). Returns 0 with the output's *width, *height and
+   *components set; -1 on error (rows->jerr.message), -2 for too many pixels, -3 out of memory. Call
+   photofs_jpeg_rows_close in every case. */
+static inline int photofs_jpeg_rows_open(struct photofs_jpeg_rows *rows, const unsigned char *data, unsigned long size,
+                                         int scale_denom, unsigned long max_pixels, int dc_only, int *width,
+                                         int *height, int *components, int *used_dc_only) {
+    memset(rows, 0, sizeof *rows);
     *used_dc_only = 0;
-    cinfo.err = photofs_jpeg_errors(&jerr);
-    if (setjmp(jerr.jump)) {
-        photofs_jpeg_copy_error(jerr.message, error, error_size);
-        jpeg_destroy_decompress(&cinfo);
-        free(*pixels);
-        free(row_buffer);
-        *pixels = NULL;
-        return -1;
-    }
-    jpeg_create_decompress(&cinfo);
-    jpeg_mem_src(&cinfo, data, size);
-    jpeg_read_header(&cinfo, TRUE);
-    if (max_pixels != 0 && (unsigned long)cinfo.image_width * (unsigned long)cinfo.image_height > max_pixels) {
-        photofs_jpeg_copy_error("image has more pixels than allowed", error, error_size);
-        jpeg_destroy_decompress(&cinfo);
+    rows->cinfo.err = photofs_jpeg_errors(&rows->jerr);
+    if (setjmp(rows->jerr.jump)) return -1;
+    jpeg_create_decompress(&rows->cinfo);
+    rows->created = 1;
+    jpeg_mem_src(&rows->cinfo, data, size);
+    jpeg_read_header(&rows->cinfo, TRUE);
+    struct jpeg_decompress_struct *cinfo = &rows->cinfo;
+    if (max_pixels != 0 && (unsigned long)cinfo->image_width * (unsigned long)cinfo->image_height > max_pixels) {
+        photofs_jpeg_copy_error("image has more pixels than allowed", rows->jerr.message, sizeof rows->jerr.message);
         return -2;
     }
-    int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
-    if (cinfo.jpeg_color_space == JCS_GRAYSCALE) cinfo.out_color_space = JCS_GRAYSCALE;
-    else if (cmyk) cinfo.out_color_space = JCS_CMYK;
-    else cinfo.out_color_space = JCS_RGB;
-    cinfo.scale_num = 1;
-    cinfo.scale_denom = (unsigned int)(scale_denom > 0 ? scale_denom : 1);
+    rows->cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
+    if (cinfo->jpeg_color_space == JCS_GRAYSCALE) cinfo->out_color_space = JCS_GRAYSCALE;
+    else if (rows->cmyk) cinfo->out_color_space = JCS_CMYK;
+    else cinfo->out_color_space = JCS_RGB;
+    cinfo->scale_num = 1;
+    cinfo->scale_denom = (unsigned int)(scale_denom > 0 ? scale_denom : 1);
     /* jpeg_read_header stopped at the first scan's header, so its parameters are known here. */
-    int first_scan_is_all_dc = cinfo.progressive_mode && cinfo.Ss == 0 && cinfo.Se == 0
-                               && cinfo.comps_in_scan == cinfo.num_components;
-    int buffered = dc_only && cinfo.scale_denom == 8 && first_scan_is_all_dc;
-    if (buffered) {
-        cinfo.buffered_image = TRUE;
-        cinfo.do_block_smoothing = FALSE; /* smoothing guesses AC terms, which a 1x1 IDCT never uses */
+    int first_scan_is_all_dc = cinfo->progressive_mode && cinfo->Ss == 0 && cinfo->Se == 0
+                               && cinfo->comps_in_scan == cinfo->num_components;
+    rows->buffered = dc_only && cinfo->scale_denom == 8 && first_scan_is_all_dc;
+    if (rows->buffered) {
+        cinfo->buffered_image = TRUE;
+        cinfo->do_block_smoothing = FALSE; /* smoothing guesses AC terms, which a 1x1 IDCT never uses */
     }
-    jpeg_start_decompress(&cinfo);
-    if (buffered) jpeg_start_output(&cinfo, 1);
-    unsigned int out_components = cinfo.out_color_space == JCS_GRAYSCALE ? 1 : 3;
-    size_t stride = (size_t)cinfo.output_width * out_components;
-    *pixels = (unsigned char *)malloc(stride * cinfo.output_height);
-    if (cmyk) row_buffer = (unsigned char *)malloc((size_t)cinfo.output_width * 4);
-    if (*pixels == NULL || (cmyk && row_buffer == NULL)) {
-        photofs_jpeg_copy_error("out of memory", error, error_size);
-        jpeg_destroy_decompress(&cinfo);
-        free(*pixels);
-        free(row_buffer);
-        *pixels = NULL;
-        return -3;
+    jpeg_start_decompress(cinfo);
+    if (rows->buffered) jpeg_start_output(cinfo, 1);
+    if (rows->cmyk) {
+        rows->cmyk_row = (unsigned char *)malloc((size_t)cinfo->output_width * 4);
+        if (rows->cmyk_row == NULL) {
+            photofs_jpeg_copy_error("out of memory", rows->jerr.message, sizeof rows->jerr.message);
+            return -3;
+        }
     }
-    while (cinfo.output_scanline < cinfo.output_height) {
-        unsigned char *target = *pixels + (size_t)cinfo.output_scanline * stride;
-        JSAMPROW row = cmyk ? row_buffer : target;
-        jpeg_read_scanlines(&cinfo, &row, 1);
-        if (cmyk) photofs_jpeg_cmyk_row_to_rgb(row_buffer, target, cinfo.output_width, cinfo.saw_Adobe_marker);
+    *width = (int)cinfo->output_width;
+    *height = (int)cinfo->output_height;
+    *components = cinfo->out_color_space == JCS_GRAYSCALE ? 1 : 3;
+    *used_dc_only = rows->buffered;
+    return 0;
+}
+
+/* Decodes the next `count` rows into buffer (rows `stride` bytes apart). Returns 0; -1 on error
+   (rows->jerr.message); -4 when the last row was read and the data had ended early (libjpeg only warns and
+   pads with gray; for photofs that is a truncated file); -5 when asked for more rows than are left. */
+static inline int photofs_jpeg_rows_read(struct photofs_jpeg_rows *rows, unsigned char *buffer, size_t stride, int count) {
+    struct jpeg_decompress_struct *cinfo = &rows->cinfo;
+    if (count < 0 || (unsigned long)cinfo->output_scanline + (unsigned long)count > cinfo->output_height) {
+        photofs_jpeg_copy_error("more rows asked for than the image has", rows->jerr.message, sizeof rows->jerr.message);
+        return -5;
     }
-    if (jerr.premature_end) {
-        photofs_jpeg_copy_error("the JPEG data ends early (truncated file)", error, error_size);
-        jpeg_destroy_decompress(&cinfo);
-        free(*pixels);
-        free(row_buffer);
-        *pixels = NULL;
+    if (setjmp(rows->jerr.jump)) return -1;
+    for (int row = 0; row < count; row++) {
+        unsigned char *target = buffer + (size_t)row * stride;
+        JSAMPROW output = rows->cmyk ? rows->cmyk_row : target;
+        if (jpeg_read_scanlines(cinfo, &output, 1) != 1) {
+            photofs_jpeg_copy_error("the JPEG decoder stopped early", rows->jerr.message, sizeof rows->jerr.message);
+            return -1;
+        }
+        if (rows->cmyk) photofs_jpeg_cmyk_row_to_rgb(rows->cmyk_row, target, cinfo->output_width, cinfo->saw_Adobe_marker);
+    }
+    if (cinfo->output_scanline == cinfo->output_height && rows->jerr.premature_end) {
+        photofs_jpeg_copy_error("the JPEG data ends early (truncated file)", rows->jerr.message, sizeof rows->jerr.message);
         return -4;
     }
-    *width = (int)cinfo.output_width;
-    *height = (int)cinfo.output_height;
-    *components = (int)out_components;
-    if (buffered) {
-        /* The later scans are never read: abort instead of finish (finish would consume them). */
-        jpeg_finish_output(&cinfo);
-        jpeg_abort_decompress(&cinfo);
-        *used_dc_only = 1;
-    } else {
-        jpeg_finish_decompress(&cinfo);
-    }
-    free(row_buffer);
-    jpeg_destroy_decompress(&cinfo);
     return 0;
+}
+
+/* Frees the decoder. Nothing after the last row is read: in DC-only mode the later scans, otherwise the
+   markers before EOI (jpeg_finish_decompress would parse them and could fail; nothing there is pixels).
+   No setjmp needed: jpeg_destroy_decompress only frees. */
+static inline void photofs_jpeg_rows_close(struct photofs_jpeg_rows *rows) {
+    if (rows->created) jpeg_destroy_decompress(&rows->cinfo);
+    rows->created = 0;
+    free(rows->cmyk_row);
+    rows->cmyk_row = NULL;
 }
 /* Reads only the header: dimensions, without decoding a pixel (to pick a DCT scale or refuse a bomb), and
    *coefficient_bytes: what libjpeg allocates at once to decode an image spread over several scans (progressive,

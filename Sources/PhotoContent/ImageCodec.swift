@@ -49,25 +49,12 @@ public enum ImageCodec {
     /// `decodeJPEG`, also saying whether only the DC scan was decoded (tests and the benchmark check it).
     public static func decodeJPEGReportingScans(_ data: Data, scaleDenominator: Int, maxPixels: Int,
                                                 dcOnly: Bool) throws -> (image: PixelImage, usedDCOnly: Bool) {
-        var width: Int32 = 0
-        var height: Int32 = 0
-        var components: Int32 = 0
-        var usedDCOnly: Int32 = 0
-        var pixels: UnsafeMutablePointer<UInt8>?
-        var message = [CChar](repeating: 0, count: 256)
-        let status = data.withUnsafeBytes { bytes in
-            photofs_jpeg_decode(bytes.bindMemory(to: UInt8.self).baseAddress, UInt(bytes.count), Int32(scaleDenominator),
-                                UInt(maxPixels), dcOnly ? 1 : 0, &width, &height, &components, &usedDCOnly, &pixels,
-                                &message, message.count)
+        try withJPEGRows(data, scaleDenominator: scaleDenominator, maxPixels: maxPixels, dcOnly: dcOnly) { rows in
+            var pixels = [UInt8](repeating: 0, count: rows.width * rows.height * rows.channels)
+            try pixels.withUnsafeMutableBufferPointer { try rows.read(into: $0.baseAddress!, count: rows.height) }
+            return (PixelImage(width: rows.width, height: rows.height, channels: rows.channels, pixels: pixels),
+                    rows.usedDCOnly)
         }
-        defer { free(pixels) }
-        guard status == 0, let pixels else {
-            throw ImageCodecError(message: "not a decodable JPEG: \(String(cString: message))")
-        }
-        let count = Int(width) * Int(height) * Int(components)
-        let image = PixelImage(width: Int(width), height: Int(height), channels: Int(components),
-                               pixels: Array(UnsafeBufferPointer(start: pixels, count: count)))
-        return (image, usedDCOnly != 0)
     }
 
     /// A JPEG's dimensions from its header alone.

@@ -81,6 +81,59 @@ public enum ImageResizer {
                       top: geometry.top / k, scaleX: geometry.scaleX / k, scaleY: geometry.scaleY / k, filter: .lanczos3)
     }
 
+    /// `resample` of a source whose rows arrive in order from a decoder (`read(target, count)` writes the next
+    /// `count` rows), to the same bytes, without ever holding the whole decoded source: the block shrink takes
+    /// `blockFactor` rows at a time, and with no block shrink the Lanczos pass takes each row as it needs it.
+    /// A 5120×2880 JPEG decoded at 1/2 for a 1024 px variant is 10.5 MiB whole; this holds one row of it.
+    /// Rows below the last one used are not read (the caller may read them to check the data's end).
+    public static func resample(sourceWidth: Int, sourceHeight: Int, channels: Int, _ geometry: Resampling,
+                                read: (UnsafeMutablePointer<UInt8>, Int) throws -> Void) throws -> PixelImage {
+        let rowLength = sourceWidth * channels
+        let factor = geometry.blockFactor
+        if factor > 1 {
+            // An image narrower or shorter than a block is shrunk whole, as `resample` does (to nothing).
+            guard sourceWidth >= factor, sourceHeight >= factor else {
+                var pixels = [UInt8](repeating: 0, count: rowLength * sourceHeight)
+                try pixels.withUnsafeMutableBufferPointer { try read($0.baseAddress!, sourceHeight) }
+                return resample(PixelImage(width: sourceWidth, height: sourceHeight, channels: channels, pixels: pixels),
+                                geometry)
+            }
+            var shrinker = BlockShrinker(sourceWidth: sourceWidth, factor: factor, channels: channels)
+            let height = sourceHeight / factor, shrunkRow = shrinker.width * channels
+            var shrunk = [UInt8](repeating: 0, count: shrunkRow * height)
+            var band = [UInt8](repeating: 0, count: factor * rowLength)
+            try band.withUnsafeMutableBufferPointer { band in
+                try shrunk.withUnsafeMutableBufferPointer { shrunk in
+                    for y in 0..<height {
+                        try read(band.baseAddress!, factor)
+                        shrinker.shrink(rows: band.baseAddress!, into: shrunk.baseAddress! + y * shrunkRow)
+                    }
+                }
+            }
+            return resample(PixelImage(width: shrinker.width, height: height, channels: channels, pixels: shrunk),
+                            geometry, shrunkBy: factor)
+        }
+        var row = [UInt8](repeating: 0, count: rowLength)
+        var failure: Error?
+        let result = row.withUnsafeMutableBufferPointer { row -> PixelImage in
+            // The source row in `row`, and the next one the decoder will give.
+            var held = -1
+            return reduce(sourceWidth: sourceWidth, sourceHeight: sourceHeight, channels: channels,
+                          width: geometry.width, height: geometry.height, left: geometry.left, top: geometry.top,
+                          scaleX: geometry.scaleX, scaleY: geometry.scaleY, filter: .lanczos3) { wanted in
+                // `reduce` asks in increasing order; after a failure the rest is never read (the result is
+                // thrown away).
+                while held < wanted && failure == nil {
+                    do { try read(row.baseAddress!, 1) } catch { failure = error }
+                    held += 1
+                }
+                return UnsafePointer(row.baseAddress!)
+            }
+        }
+        if let failure { throw failure }
+        return result
+    }
+
     /// Averages every `factor`×`factor` block into one pixel (the last partial row and column of blocks are
     /// left out, ≤ factor−1 source pixels, as vips does), in integers, one output row at a time: a 15 MP PNG
     /// shrunk this way needs no more than its result, where the Float box pass held 47 MB of rows.
@@ -163,34 +216,48 @@ public enum ImageResizer {
     /// used row was kept, and holds 0.4 MB this way (same bytes out).
     static func reduce(_ image: PixelImage, width: Int, height: Int, left: Double, top: Double, scaleX: Double,
                        scaleY: Double, filter: ReductionFilter) -> PixelImage {
-        let channels = image.channels
+        image.pixels.withUnsafeBufferPointer { source in
+            reduce(sourceWidth: image.width, sourceHeight: image.height, channels: image.channels, width: width,
+                   height: height, left: left, top: top, scaleX: scaleX, scaleY: scaleY, filter: filter) { row in
+                source.baseAddress! + row * image.width * image.channels
+            }
+        }
+    }
+
+    /// `reduce` of a source whose rows `sourceRow` gives: each row is asked for once, in increasing order
+    /// (rows the crop leaves out are skipped), and the pointer is read before the next is asked for, so a
+    /// decoder can hand out its rows one at a time from a single row of memory.
+    static func reduce(sourceWidth: Int, sourceHeight: Int, channels: Int, width: Int, height: Int, left: Double,
+                       top: Double, scaleX: Double, scaleY: Double, filter: ReductionFilter,
+                       sourceRow: (Int) -> UnsafePointer<UInt8>) -> PixelImage {
         let alpha = channels == 2 || channels == 4 ? channels - 1 : -1
-        let horizontal = Taps(source: image.width, target: width, start: left, scale: scaleX, filter: filter)
-        let vertical = Taps(source: image.height, target: height, start: top, scale: scaleY, filter: filter)
+        let horizontal = Taps(source: sourceWidth, target: width, start: left, scale: scaleX, filter: filter)
+        let vertical = Taps(source: sourceHeight, target: height, start: top, scale: scaleY, filter: filter)
         let rowLength = width * channels
         let ringRows = max(1, vertical.counts.max() ?? 1)
         var ring = [Float](repeating: 0, count: ringRows * rowLength)
         // The source row each ring slot holds (-1: none yet).
         var held = [Int](repeating: -1, count: ringRows)
         var output = [UInt8](repeating: 0, count: width * height * channels)
-        image.pixels.withUnsafeBufferPointer { source in
+        do {
             ring.withUnsafeMutableBufferPointer { ring in
                 horizontal.withPointers { firsts, counts, offsets, weights in
-                    let pass = HorizontalPass(source: source.baseAddress!, sourceWidth: image.width, width: width,
-                                              firsts: firsts, counts: counts, offsets: offsets, weights: weights)
+                    let pass = HorizontalPass(width: width, firsts: firsts, counts: counts, offsets: offsets,
+                                              weights: weights)
                     /// Source row `row` through the horizontal pass (premultiplied by alpha when there is one),
                     /// where the ring keeps it; computed once while it stays there.
                     func horizontalRow(_ row: Int) -> UnsafePointer<Float> {
                         let slot = row % ringRows, target = ring.baseAddress! + slot * rowLength
                         guard held[slot] != row else { return UnsafePointer(target) }
                         held[slot] = row
+                        let source = sourceRow(row)
                         // One call per channel layout, so each loop is compiled for a constant channel count
                         // (the generic loop's per-tap branches cost a third of a 1024 px render).
                         switch (channels, alpha >= 0) {
-                        case (1, _): pass.run(row: row, into: target, channels: 1, hasAlpha: false)
-                        case (2, _): pass.run(row: row, into: target, channels: 2, hasAlpha: true)
-                        case (3, _): pass.run(row: row, into: target, channels: 3, hasAlpha: false)
-                        default: pass.run(row: row, into: target, channels: 4, hasAlpha: true)
+                        case (1, _): pass.run(source: source, into: target, channels: 1, hasAlpha: false)
+                        case (2, _): pass.run(source: source, into: target, channels: 2, hasAlpha: true)
+                        case (3, _): pass.run(source: source, into: target, channels: 3, hasAlpha: false)
+                        default: pass.run(source: source, into: target, channels: 4, hasAlpha: true)
                         }
                         return UnsafePointer(target)
                     }
@@ -232,15 +299,13 @@ public enum ImageResizer {
     /// The horizontal pass over raw pointers: a source row becomes `width` Float pixels, colours premultiplied
     /// by alpha when there is one (the alpha itself is the plain weighted mean).
     struct HorizontalPass {
-        let source: UnsafePointer<UInt8>
-        let sourceWidth: Int
         let width: Int
         let firsts: UnsafePointer<Int>, counts: UnsafePointer<Int>, offsets: UnsafePointer<Int>
         let weights: UnsafePointer<Float>
 
-        @inline(__always) func run(row: Int, into rowTarget: UnsafeMutablePointer<Float>, channels: Int, hasAlpha: Bool) {
+        @inline(__always) func run(source sourceRow: UnsafePointer<UInt8>, into rowTarget: UnsafeMutablePointer<Float>,
+                                   channels: Int, hasAlpha: Bool) {
             let colours = hasAlpha ? channels - 1 : channels
-            let sourceRow = source + row * sourceWidth * channels
             var target = rowTarget
             for x in 0..<width {
                 var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)

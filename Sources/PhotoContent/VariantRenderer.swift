@@ -100,9 +100,22 @@ public enum VariantRenderer {
                                        height: stored.height, isUnchanged: true)
             }
             let denominator = dctDenominator(stored.width, stored.height, target: target)
-            image = try ImageCodec.decodeJPEG(source, scaleDenominator: denominator, maxPixels: options.maxPixels,
-                                              dcOnly: true)
-            decodedSize = (image.width, image.height)
+            // Resampled as rows are decoded: the decoded image is never whole (beside a progressive JPEG's
+            // coefficients, which libjpeg holds whole: 84 MiB for a 5120×2880 4:4:4 wallpaper).
+            let resampled = try ImageCodec.withJPEGRows(source, scaleDenominator: denominator,
+                                                        maxPixels: options.maxPixels, dcOnly: true) { rows in
+                let resampled = try ImageResizer.resample(
+                    sourceWidth: rows.width, sourceHeight: rows.height, channels: rows.channels,
+                    geometry(rows.width, rows.height, spec, orientation: orientation)) { target, count in
+                    try rows.read(into: target, count: count)
+                }
+                // Damage below the rows used still fails the render, as decoding it whole did.
+                var scratch = [UInt8](repeating: 0, count: rows.width * rows.channels)
+                try scratch.withUnsafeMutableBufferPointer { try rows.readRest(scratch: $0.baseAddress!) }
+                return resampled
+            }
+            return try encode(ImageResizer.upright(resampled, orientation: orientation), spec: spec,
+                              fitType: fitType, options: options)
         } else {
             let header = try ImageCodec.pngHeader(source)
             let stored = (width: header.width, height: header.height)
@@ -131,7 +144,13 @@ public enum VariantRenderer {
         // the large decoded image; a centred crop is the same either way).
         let resampled = ImageResizer.resample(image, geometry(decodedSize.width, decodedSize.height, spec,
                                                               orientation: orientation), shrunkBy: shrunkBy)
-        image = ImageResizer.upright(resampled, orientation: orientation)
+        return try encode(ImageResizer.upright(resampled, orientation: orientation), spec: spec, fitType: fitType,
+                          options: options)
+    }
+
+    /// The variant's bytes: a `fit` in the type it is served as, a square always as PNG.
+    private static func encode(_ image: PixelImage, spec: VariantSpec, fitType: String,
+                               options: RenderOptions) throws -> RenderedVariant {
         let encoded: Data
         let outputType: String
         switch spec {
@@ -161,8 +180,9 @@ public enum VariantRenderer {
 
     /// The most memory a render of a source of `sourceBytes` holds at once, estimated from the source's header
     /// (`prefix`: its first bytes, enough to reach the JPEG's frame header or the PNG's first image data). The
-    /// source is held throughout; on top of it the larger of two phases: decoding (libjpeg's coefficient
-    /// arrays for a progressive JPEG, whatever the scale, and the decoded pixels, or a PNG's band and its
+    /// source is held throughout. A JPEG streams: libjpeg's coefficient arrays for a progressive JPEG (whatever
+    /// the scale), a row or a block shrink's band and its result, the Lanczos pass's ring and the result, all
+    /// at once. Otherwise the larger of two phases: decoding (the decoded pixels, or a PNG's band and its
     /// shrunk result) and resampling (the decoded pixels, the block shrink's result, the Lanczos pass's ring
     /// of Float rows, the result with its upright copy and its encoding). Against heaptrack's peak heap on the
     /// bench's large wallpapers: 0.91–1.00× for JPEG, 1.01–1.32× for PNG. nil when `prefix` does not hold a
@@ -182,6 +202,9 @@ public enum VariantRenderer {
         var orientation = 1
         var decoding: Int
         var shrunkOnLoad = false
+        // A JPEG's rows go straight into the resampling; its coefficients (if any) are held throughout.
+        var streamed = false
+        var coefficients = 0
         if contentType == "image/jpeg" {
             guard let header = try? ImageCodec.jpegHeader(prefix), header.width > 0, header.height > 0 else { return nil }
             guard header.width * header.height <= maxPixels else { return withSource(0) }
@@ -194,9 +217,11 @@ public enum VariantRenderer {
             let d = dctDenominator(header.width, header.height, target: target)
             decoded = ((header.width + d - 1) / d, (header.height + d - 1) / d)
             channels = 3
-            // libjpeg's buffer, then its copy into a Swift array once the coefficients are freed.
-            decoding = max(header.coefficientBytes + decoded.width * decoded.height * channels,
-                           2 * decoded.width * decoded.height * channels)
+            // Decoded a row (or a block shrink's band) at a time while resampling (`render`), beside the
+            // coefficients of a progressive JPEG, which stay until the decoder closes after the last row.
+            coefficients = header.coefficientBytes
+            decoding = 0
+            streamed = true
         } else if contentType == "image/png" {
             guard let header = try? ImageCodec.pngHeader(prefix), header.width > 0, header.height > 0 else { return nil }
             guard header.width * header.height <= maxPixels else { return withSource(0) }
@@ -233,7 +258,13 @@ public enum VariantRenderer {
         // The Lanczos pass's ring: one Float row per vertical tap (6 per unit of reduction, plus the edges) and
         // the row being summed.
         let taps = Int(6 * max(1, geometry.scaleY / Double(factor))) + 3
-        resampling += taps * geometry.width * channels * MemoryLayout<Float>.size + 3 * output
+        let ringAndOutput = taps * geometry.width * channels * MemoryLayout<Float>.size + 3 * output
+        if streamed {
+            let row = decoded.width * channels
+            let held = factor > 1 ? factor * row + shrunk.0 * shrunk.1 * channels : row
+            return withSource(coefficients + held + ringAndOutput)
+        }
+        resampling += ringAndOutput
         return withSource(max(decoding, resampling))
     }
 

@@ -35,11 +35,12 @@ public final class VariantProducer: @unchecked Sendable {
     private let admission: MemoryAdmission
 
     /// What renders may hold at once, by `VariantRenderer.estimatedPeakBytes`. The target is a daemon under
-    /// 150 MB; it idles at 37 MB after mounting the bench's library. Two renders at once of the bench's 85
-    /// wallpapers peaked at 225–239 MB without a budget: a 5120×2880 progressive JPEG alone makes libjpeg hold
-    /// 88 MB of coefficients at any scale, and two such renders met. A render estimated above the budget runs
-    /// alone. Measured with the budget in docs/benchmarks-resize.md.
-    public static let renderMemoryBudget = 96 << 20
+    /// 150 MB; it idles at 43 MB after mounting the bench's library (37 MB before libheif, libexif, libwebp and
+    /// libgeonames were linked). Two renders at once of the bench's 85 wallpapers peaked at 225–239 MB without
+    /// a budget: a 5120×2880 progressive JPEG alone makes libjpeg hold 84 MiB of coefficients at any scale, and
+    /// two such renders met. A render estimated above the budget runs alone. 96 MiB peaked at 142–145 MB
+    /// (1024) and 148 MB (square:256); 80 MiB at 141–142 and 144 (same run, JPEGs streamed; docs/benchmarks-resize.md).
+    public static let renderMemoryBudget = 80 << 20
     /// Enough of a source to read its header: libjpeg reads up to the first scan, after the APP segments
     /// (EXIF, XMP, an ICC profile, each segment at most 64 KiB but a profile may take several); libpng reads
     /// every chunk before the image data. A header that does not fit is estimated at the whole budget: the
