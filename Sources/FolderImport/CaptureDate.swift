@@ -23,30 +23,12 @@ public struct CaptureDate: Equatable, Sendable {
 
     /// "2024-07-14 09:30:12", with "+02:00" appended when the offset is known: the catalog's `date_taken`.
     public var text: String {
-        let days = wallClock >= 0 ? wallClock / 86_400 : (wallClock - 86_399) / 86_400
-        let secondOfDay = wallClock - days * 86_400
-        let (year, month, day) = CaptureDate.civil(fromDays: days)
-        var text = String(format: "%04d-%02d-%02d %02d:%02d:%02d", year, month, day, Int(secondOfDay / 3600),
-                          Int(secondOfDay % 3600 / 60), Int(secondOfDay % 60))
+        var text = MomentRange.dateTakenText(wallClock)
         if let offsetMinutes {
             let sign = offsetMinutes < 0 ? "-" : "+"
             text += String(format: "%@%02d:%02d", sign, abs(offsetMinutes) / 60, abs(offsetMinutes) % 60)
         }
         return text
-    }
-
-    /// Howard Hinnant's civil_from_days (the inverse of `MomentRange.seconds`), integer only.
-    static func civil(fromDays days: Int64) -> (Int, Int, Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (Int(year), Int(month), Int(day))
     }
 }
 
@@ -61,7 +43,7 @@ public enum CaptureDateRules {
     /// camera a few hours ahead on New Year's Eve still counts.
     public static func latestYear(now: Int64) -> Int {
         let days = now >= 0 ? now / 86_400 : (now - 86_399) / 86_400
-        return CaptureDate.civil(fromDays: days).0 + 1
+        return MomentRange.civil(fromDays: days).year + 1
     }
 
     /// `DateTimeOriginal` (with `OffsetTimeOriginal`), else `DateTimeDigitized` (with `OffsetTimeDigitized`),

@@ -192,20 +192,5 @@ public enum ImmichDate {
     }
 
     /// "2024-07-14 09:30:12", the catalog's date-taken text.
-    static func text(_ seconds: Int64) -> String {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let remainder = seconds - days * 86_400
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return String(format: "%04lld-%02lld-%02lld %02lld:%02lld:%02lld", year, month, day,
-                      remainder / 3600, remainder % 3600 / 60, remainder % 60)
-    }
+    static func text(_ seconds: Int64) -> String { MomentRange.dateTakenText(seconds) }
 }

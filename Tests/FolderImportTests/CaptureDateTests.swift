@@ -77,3 +77,19 @@ final class CaptureDateTests: XCTestCase {
                        "1900-03-01 00:00:01-05:30")
     }
 }
+
+extension CaptureDateTests {
+    /// `MomentRange.dateTakenText` (shared by every source) inverts `MomentRange.seconds` across the range's
+    /// ends, leap days and dates before 1970, and clamps what lies outside.
+    func testDateTakenTextInvertsMomentSecondsOverTheWholeRange() throws {
+        let dates = [(1, 1, 1, 0, 0, 0), (1969, 12, 31, 23, 59, 59), (1970, 1, 1, 0, 0, 0), (2000, 2, 29, 12, 0, 1),
+                     (2024, 7, 14, 9, 30, 12), (2100, 3, 1, 0, 0, 0), (9999, 12, 31, 23, 59, 59)]
+        for (y, mo, d, h, mi, s) in dates {
+            let seconds = try XCTUnwrap(MomentRange.seconds(year: y, month: mo, day: d, hour: h, minute: mi, second: s))
+            XCTAssertEqual(MomentRange.dateTakenText(seconds),
+                           String(format: "%04d-%02d-%02d %02d:%02d:%02d", y, mo, d, h, mi, s))
+        }
+        XCTAssertEqual(MomentRange.dateTakenText(.max), "9999-12-31 23:59:59")
+        XCTAssertEqual(MomentRange.dateTakenText(.min), "0001-01-01 00:00:00")
+    }
+}
