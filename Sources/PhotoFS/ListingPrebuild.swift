@@ -84,15 +84,6 @@ extension PhotoFilesystem {
         return stored
     }
 
-    /// The folders whose listings wait for a running scan rather than build themselves: all it provides
-    /// but the root, whose own build (one aggregate) is quicker than the scan a first `ls` would wait for.
-    static func isPrebuilt(_ node: Node) -> Bool {
-        switch node {
-        case .year, .photographer, .regions, .moments, .albums, .region: return true
-        case .root, .recent, .album, .photo, .events, .search, .eventYear, .event, .searchResults: return false
-        }
-    }
-
     /// The year folder a stored `moment_year` puts a photo in: only years /moments shows
     /// (`CatalogLimits.yearRange`, as `Catalog.years` keeps them); no other year folder can be asked for.
     static func shownYear(_ stored: Int64?) -> Int? {

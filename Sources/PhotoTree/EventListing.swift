@@ -44,11 +44,12 @@ public enum EventTreeBuilder {
     /// An event's directory: its photos (listing rows, any order; those the catalog no longer lists are simply
     /// absent) named as in /moments, in time order.
     public static func photos(of event: PhotoEvent, _ photos: [PhotoRecord], fileExtension: String? = nil,
+                              servedExtension: ((PhotoRecord) -> String)? = nil,
                               linkCount: (PhotoRecord) -> UInt32) -> DirectoryListing {
         let members = Set(event.members)
         let inEvent = photos.filter { members.contains($0.seq) }.sorted { ($0.momentAt, $0.seq) < ($1.momentAt, $1.seq) }
         return TreeBuilder.photos(inEvent, in: .event(event.key), style: .moment, fileExtension: fileExtension,
-                                  linkCount: linkCount)
+                                  servedExtension: servedExtension, linkCount: linkCount)
     }
 
     /// The event a node stands for, found by key.
