@@ -72,6 +72,11 @@ extension PhotoFilesystem {
         }) {
             folders += upper
         }
+        // The events' folders from the same rows: one `photos(seqs:)` per event took most of a first
+        // `ls -lR /events`.
+        if let events = try? events.current() {
+            folders += PhotoFilesystem.eventFolders(rows, events: events.events)
+        }
         var stored = 0
         for (node, build) in folders where listings.value(for: node) == nil {
             guard listings.store(build(self), for: node, readAt: stamp) else { break }
@@ -82,6 +87,29 @@ extension PhotoFilesystem {
             "ms": "\(Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6)",
         ])
         return stored
+    }
+
+    /// /events, each year of events and each event, from the scan's rows: each event's members found by seq.
+    static func eventFolders(_ rows: [(photo: PhotoRecord, storedYear: Int64?)], events: [PhotoEvent]) -> [FolderBuild] {
+        var positions: [Int64: Int32] = [:]
+        positions.reserveCapacity(rows.count)
+        for (position, row) in rows.enumerated() { positions[row.photo.seq] = Int32(position) }
+        var folders: [FolderBuild] = [(.events, { _ in EventTreeBuilder.years(events) })]
+        for year in Set(events.filter { !$0.members.isEmpty }.map(\.year)) {
+            folders.append((.eventYear(year), { _ in EventTreeBuilder.events(inYear: year, events) }))
+        }
+        for event in events {
+            let members = event.members.compactMap { positions[$0] }
+            // An event none of whose photos is listed has no folder (`build` answers ENOENT for it).
+            guard !members.isEmpty else { continue }
+            folders.append((.event(event.key), { filesystem in
+                EventTreeBuilder.photos(of: event, members.map { rows[Int($0)].photo },
+                                        servedExtension: filesystem.store.servedExtension) {
+                    TreeBuilder.linkCount(of: $0, inRecent: false)
+                }
+            }))
+        }
+        return folders
     }
 
     /// The year folder a stored `moment_year` puts a photo in: only years /moments shows

@@ -159,11 +159,12 @@ final class ListingStore: @unchecked Sendable {
     }
 
     /// The folders whose listings wait for a running scan rather than build themselves: all it provides
-    /// but the root, whose own build (one aggregate) is quicker than the scan a first `ls` would wait for.
+    /// but the root, whose own build (one aggregate) is quicker than the scan a first `ls` would wait for,
+    /// and /events and its years, made from the events alone.
     static func isPrebuilt(_ node: Node) -> Bool {
         switch node {
-        case .year, .photographer, .regions, .moments, .albums, .region: return true
-        case .root, .recent, .album, .photo, .events, .search, .eventYear, .event, .searchResults: return false
+        case .year, .photographer, .regions, .moments, .albums, .region, .event: return true
+        case .root, .recent, .album, .photo, .events, .search, .eventYear, .searchResults: return false
         }
     }
 

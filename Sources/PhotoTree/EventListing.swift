@@ -8,13 +8,17 @@ public enum EventTreeBuilder {
     /// `/events`: one directory per year that has an event (years 1–9999), in year order.
     public static func years(_ events: [PhotoEvent]) -> DirectoryListing {
         var newestByYear: [Int: Int64] = [:]
+        var eventsByYear: [Int: Int] = [:]
         for event in events where CatalogLimits.yearRange.contains(event.year) && !event.members.isEmpty {
             newestByYear[event.year] = max(newestByYear[event.year] ?? Int64.min, event.lastAt)
+            eventsByYear[event.year, default: 0] += 1
         }
+        // A year's link count is 2 + its events, as `events(inYear:)` gives it (stat of the entry and of the
+        // directory agree).
         let entries = newestByYear.keys.sorted().map { year in
             DirectoryEntry(name: TreeBuilder.yearName(year),
                            attributes: TreeBuilder.directoryAttributes(.eventYear(year), newest: newestByYear[year] ?? 0,
-                                                                       subdirectories: 0))
+                                                                       subdirectories: eventsByYear[year] ?? 0))
         }
         let newest = newestByYear.values.max() ?? 0
         return DirectoryListing(attributes: TreeBuilder.directoryAttributes(.events, newest: newest,
