@@ -12,10 +12,14 @@ final class EventTree: @unchecked Sendable {
     struct Snapshot: Sendable {
         let events: [PhotoEvent]
         let byKey: [Int64: PhotoEvent]
-        init(_ events: [PhotoEvent]) {
+        /// Keys of the events with no public photo: 0500 directories, as an album or a year of only such photos.
+        let privateKeys: Set<Int64>
+        init(_ events: [PhotoEvent], publicSeqs: Set<Int64>) {
             self.events = events
             byKey = Dictionary(events.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+            privateKeys = Set(events.filter { !$0.members.contains(where: publicSeqs.contains) }.map(\.key))
         }
+        func isPrivate(_ event: PhotoEvent) -> Bool { privateKeys.contains(event.key) }
     }
 
     private let catalog: Catalog
@@ -46,8 +50,10 @@ final class EventTree: @unchecked Sendable {
         defer { settling.unlock() }
         if onlyIfMissing, let known = lock.withLock({ snapshot }) { return known }
         let started = DispatchTime.now()
-        let events = try catalogRead(logging: logger) { try LibraryEvents.settle(catalog, now: clock()) }
-        let settled = Snapshot(events)
+        let (events, publicSeqs) = try catalogRead(logging: logger) {
+            (try LibraryEvents.settle(catalog, now: clock()), try catalog.publicPhotoSeqs())
+        }
+        let settled = Snapshot(events, publicSeqs: publicSeqs)
         lock.withLock { snapshot = settled }
         logger.debug("events settled", metadata: [
             "events": "\(events.count)",
@@ -57,11 +63,15 @@ final class EventTree: @unchecked Sendable {
     }
 
     /// `/events`.
-    func years() throws -> DirectoryListing { EventTreeBuilder.years(try current().events) }
+    func years() throws -> DirectoryListing {
+        let snapshot = try current()
+        return EventTreeBuilder.years(snapshot.events, isPrivate: snapshot.isPrivate)
+    }
 
     /// `/events/<Year>`; ENOENT for a year with no event.
     func events(inYear year: Int) throws -> DirectoryListing {
-        let listing = EventTreeBuilder.events(inYear: year, try current().events)
+        let snapshot = try current()
+        let listing = EventTreeBuilder.events(inYear: year, snapshot.events, isPrivate: snapshot.isPrivate)
         guard !listing.entries.isEmpty else { throw FilesystemError(.notFound, "no events in \(year)") }
         return listing
     }

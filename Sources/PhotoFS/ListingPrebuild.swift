@@ -75,7 +75,7 @@ extension PhotoFilesystem {
         // The events' folders from the same rows: one `photos(seqs:)` per event took most of a first
         // `ls -lR /events`.
         if let events = try? events.current() {
-            folders += PhotoFilesystem.eventFolders(rows, events: events.events)
+            folders += PhotoFilesystem.eventFolders(rows, events: events)
         }
         var stored = 0
         for (node, build) in folders where listings.value(for: node) == nil {
@@ -90,13 +90,14 @@ extension PhotoFilesystem {
     }
 
     /// /events, each year of events and each event, from the scan's rows: each event's members found by seq.
-    static func eventFolders(_ rows: [(photo: PhotoRecord, storedYear: Int64?)], events: [PhotoEvent]) -> [FolderBuild] {
+    static func eventFolders(_ rows: [(photo: PhotoRecord, storedYear: Int64?)], events snapshot: EventTree.Snapshot) -> [FolderBuild] {
+        let events = snapshot.events
         var positions: [Int64: Int32] = [:]
         positions.reserveCapacity(rows.count)
         for (position, row) in rows.enumerated() { positions[row.photo.seq] = Int32(position) }
-        var folders: [FolderBuild] = [(.events, { _ in EventTreeBuilder.years(events) })]
+        var folders: [FolderBuild] = [(.events, { _ in EventTreeBuilder.years(events, isPrivate: snapshot.isPrivate) })]
         for year in Set(events.filter { !$0.members.isEmpty }.map(\.year)) {
-            folders.append((.eventYear(year), { _ in EventTreeBuilder.events(inYear: year, events) }))
+            folders.append((.eventYear(year), { _ in EventTreeBuilder.events(inYear: year, events, isPrivate: snapshot.isPrivate) }))
         }
         for event in events {
             let members = event.members.compactMap { positions[$0] }

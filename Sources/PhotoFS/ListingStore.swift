@@ -188,6 +188,10 @@ final class ListingStore: @unchecked Sendable {
             return updated
         case .regions, .moments, .recent, .albums, .events, .search:
             return try listing(of: attributes.node).attributes
+        case .searchResults:
+            // /search lists a query before searching it: its mode (0500 for results of only private photos)
+            // and times come from the results.
+            return try listing(of: attributes.node).attributes
         default:
             return attributes
         }
