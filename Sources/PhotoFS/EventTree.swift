@@ -7,7 +7,7 @@ import PhotoTree
 
 /// The events a mount shows. Computed once when first needed (the prebuild thread asks right after mount)
 /// and again by the watcher after every change of the catalog's photos, before the listings are rebuilt.
-/// Lock order: `settling` → `lock`; both are taken with no other lock held.
+/// Lock order: `settling` → `lock`; the catalog check takes them under its `changeCheck`, nothing else under them.
 final class EventTree: @unchecked Sendable {
     struct Snapshot: Sendable {
         let events: [PhotoEvent]

@@ -10,7 +10,7 @@ import PhotoTree
 /// thumbnails, prefetch — works from listings and needs nothing more.
 ///
 /// Locks: each cache's own lock and `staleLock` are leaves (nothing is locked while one is held); builds run
-/// with no lock held. The trees' locks (`EventTree`, `SearchTree`) are leaves too.
+/// with no lock held but, for an event listing, `EventTree`'s (which takes no lock of this file).
 final class ListingStore: @unchecked Sendable {
     let catalog: Catalog
     let recent: RecentOpens

@@ -45,9 +45,10 @@ public final class PhotoFilesystem: @unchecked Sendable {
     public let options: FilesystemOptions
     let logger: Logger
 
-    /// Lock order, where locks nest: `changeCheck` → `lock`. `changeCheck` is taken only by the catalog check
-    /// (and the mount's first look at the removal log), never while any other lock is held. `lock` and the
-    /// parts' own locks (ListingStore's caches, EventTree, SearchTree, OpenPhotoTable, PrefetchPlanner,
+    /// Lock order, where locks nest: `changeCheck` → `lock`, and `changeCheck` → `EventTree.settling` →
+    /// `EventTree`'s own lock (the check settles events). `changeCheck` is taken only by the catalog check (and
+    /// the mount's first look at the removal log), never while any other lock is held. `lock` and the other
+    /// parts' locks (ListingStore's caches and stale set, SearchTree, OpenPhotoTable, PrefetchPlanner,
     /// RecentOpens) are leaves: none is held while another is taken.
     private let lock = NSLock()
     private let changeCheck = NSLock()
@@ -326,11 +327,14 @@ public final class PhotoFilesystem: @unchecked Sendable {
             throw FilesystemError(.notFound, "not a query")
         }
         if let (before, after) = found.change {
-            let gone = Set(after.entries.map(\.node))
-            for entry in before.entries where !gone.contains(entry.node) { store.forget(entry.node) }
-            let changes = PhotoFilesystem.differences(from: before, to: after)
+            // The name just looked up is answered now; only a name pushed out must leave the kernel's cache
+            // (and /search's link count changed).
+            let kept = Set(after.entries.map(\.node))
+            let pushedOut = before.entries.filter { !kept.contains($0.node) }
+            for entry in pushedOut { store.forget(entry.node) }
             lock.lock()
-            pendingInvalidations += changes
+            pendingInvalidations += pushedOut.map { .entry(parent: Node.search.inode, name: $0.name) }
+                + [.inode(Node.search.inode)]
             lock.unlock()
         }
         return try listing(of: found.node).attributes
