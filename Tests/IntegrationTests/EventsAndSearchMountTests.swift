@@ -128,6 +128,14 @@ final class EventsAndSearchMountTests: XCTestCase {
         XCTAssertTrue(status.text.contains("events: 4 (4 settled)"), status.text + status.stderr)
     }
 
+    func testImportSettlesEventsWithoutAMount() throws {
+        XCTAssertEqual(try harness.catalog().storedEventCount(), 0)
+        let imported = harness.importLibrary()
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        XCTAssertEqual(try harness.catalog().storedEventCount(), 1, "the one photo, taken years ago, is a settled event")
+        XCTAssertTrue(harness.photofs(["status", harness.library]).text.contains("events: 1 (1 settled)"))
+    }
+
     func testPhotosAddedUnderALiveMountJoinSettledEventsWithoutRenamesAndNewBurstsAppear() throws {
         try write(burstYear())
         try harness.mount()
