@@ -33,9 +33,12 @@ public final class FuseSession: @unchecked Sendable {
         // default_permissions is always set: the kernel checks every access against the modes we give
         // (private photos 0400, see Listing.swift), so an allow_other mount cannot show them to others. It
         // also means the kernel never sends FUSE_ACCESS (it answers access(2) itself), so there is no access
-        // handler; writes are refused by `ro` and by EROFS from each mutating call.
-        var all = ["ro", "default_permissions", "fsname=\(name)", "subtype=photofs"]
-        all += options.flatMap { $0.split(separator: ",").map(String.init) }.filter { $0 != "rw" && !$0.isEmpty }
+        // handler. Writes are refused with EROFS by each mutating call (and statfs says ST_RDONLY); the
+        // kernel's mount is not `ro`, nor made so by a user's `ro`: on a read-only mount the kernel answers
+        // rmdir with EROFS itself, and `rmdir /search/<query>` forgets a search.
+        var all = ["default_permissions", "fsname=\(name)", "subtype=photofs"]
+        all += options.flatMap { $0.split(separator: ",").map(String.init) }
+            .filter { $0 != "rw" && $0 != "ro" && !$0.isEmpty }
         arguments = ["photofs", "-o", all.joined(separator: ",")].map { (argument: String) in strdup(argument) }
     }
 
@@ -117,6 +120,12 @@ public final class FuseSession: @unchecked Sendable {
 
     // MARK: - Request handlers (called on libfuse's worker threads)
 
+    /// A name as the kernel sent it, bytes and all (it need not be UTF-8).
+    static func bytes(_ name: UnsafePointer<CChar>?) -> [UInt8] {
+        guard let name else { return [] }
+        return Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
+    }
+
     static func instance(_ req: fuse_req_t?) -> FuseSession {
         Unmanaged<FuseSession>.fromOpaque(fuse_req_userdata(req)!).takeUnretainedValue()
     }
@@ -180,7 +189,7 @@ public final class FuseSession: @unchecked Sendable {
         ops.lookup = { req, parent, name in
             let fs = FuseSession.instance(req)
             do {
-                switch try fs.filesystem.lookup(parent: parent, name: String(cString: name!)) {
+                switch try fs.filesystem.lookup(parent: parent, nameBytes: FuseSession.bytes(name)) {
                 case .entry(let attributes, let entryTimeout, let attributeTimeout):
                     var param = fs.entry(attributes, entryTimeout: entryTimeout, attributeTimeout: attributeTimeout)
                     fuse_reply_entry(req, &param)
@@ -303,7 +312,15 @@ public final class FuseSession: @unchecked Sendable {
         ops.mknod = { req, _, _, _, _ in fuse_reply_err(req, EROFS) }
         ops.mkdir = { req, _, _, _ in fuse_reply_err(req, EROFS) }
         ops.unlink = { req, _, _ in fuse_reply_err(req, EROFS) }
-        ops.rmdir = { req, _, _ in fuse_reply_err(req, EROFS) }
+        ops.rmdir = { req, parent, name in
+            let fs = FuseSession.instance(req)
+            do {
+                try fs.filesystem.removeDirectory(parent: parent, nameBytes: FuseSession.bytes(name))
+                fuse_reply_err(req, 0)
+            } catch {
+                fs.fail(req, error, op: "rmdir", inode: parent)
+            }
+        }
         ops.symlink = { req, _, _, _ in fuse_reply_err(req, EROFS) }
         ops.rename = { req, _, _, _, _, _ in fuse_reply_err(req, EROFS) }
         ops.link = { req, _, _, _ in fuse_reply_err(req, EROFS) }

@@ -61,6 +61,16 @@ extension Catalog {
         try read { db in try Catalog.eventPhotos(self, db) }
     }
 
+    /// The seqs of the listed photos that are public: an event of none of them is a private directory (0500),
+    /// so an `allow_other` mount does not show its name — a date and a place — to other users.
+    public func publicPhotoSeqs() throws -> Set<Int64> {
+        try read { db in
+            Set(try Int64.fetchAll(db, sql: """
+                SELECT p.seq FROM photo p WHERE \(CatalogLimits.usablePhotoSQL("p")) AND \(CatalogLimits.isPublicSQL("p"))
+                """))
+        }
+    }
+
     /// The settled events with their members (a member deleted since is gone with its row), by id.
     public func storedEvents() throws -> [StoredEvent] {
         try read { db in try Catalog.storedEvents(self, db) }

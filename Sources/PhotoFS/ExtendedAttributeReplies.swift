@@ -85,7 +85,9 @@ extension PhotoFilesystem {
                 throw FilesystemError(.notFound, "no album \(id)")
             }
             return ExtendedAttributeBuilder.album(description: description)
-        case .root, .regions, .moments, .recent, .albums, .photographer, .year, .events, .search, .eventYear, .event,
+        case .event(let key):
+            return ExtendedAttributeBuilder.event(try events.event(key))
+        case .root, .regions, .moments, .recent, .albums, .photographer, .year, .events, .search, .eventYear,
              .searchResults:
             return .empty
         }

@@ -62,8 +62,12 @@ public final class OpenDirectory: @unchecked Sendable {
     public let parent: UInt64
     init(listing: DirectoryListing, parent: UInt64) { self.listing = listing; self.parent = parent }
     /// The kernel may keep the listing until the catalog changes: the watcher invalidates the directory then
-    /// (notify_inval_inode), so a warm `ls -lR` never reaches the daemon.
-    public var flags: KernelOpenFlags { KernelOpenFlags(keepCache: true, directIO: false, noFlush: false, cacheListing: true) }
+    /// (notify_inval_inode), so a warm `ls -lR` never reaches the daemon. Not /search's: every lookup of a new
+    /// query changes it, and the watcher would tell the kernel only up to a poll interval later.
+    public var flags: KernelOpenFlags {
+        let cached = listing.attributes.node != .search
+        return KernelOpenFlags(keepCache: cached, directIO: false, noFlush: false, cacheListing: cached)
+    }
 }
 
 /// What the mount asks of the kernel at init, where the kernel offers it.

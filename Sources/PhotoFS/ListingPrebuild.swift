@@ -72,6 +72,11 @@ extension PhotoFilesystem {
         }) {
             folders += upper
         }
+        // The events' folders from the same rows: one `photos(seqs:)` per event took most of a first
+        // `ls -lR /events`.
+        if let events = try? events.current() {
+            folders += PhotoFilesystem.eventFolders(rows, events: events)
+        }
         var stored = 0
         for (node, build) in folders where listings.value(for: node) == nil {
             guard listings.store(build(self), for: node, readAt: stamp) else { break }
@@ -84,13 +89,28 @@ extension PhotoFilesystem {
         return stored
     }
 
-    /// The folders whose listings wait for a running scan rather than build themselves: all it provides
-    /// but the root, whose own build (one aggregate) is quicker than the scan a first `ls` would wait for.
-    static func isPrebuilt(_ node: Node) -> Bool {
-        switch node {
-        case .year, .photographer, .regions, .moments, .albums, .region: return true
-        case .root, .recent, .album, .photo, .events, .search, .eventYear, .event, .searchResults: return false
+    /// /events, each year of events and each event, from the scan's rows: each event's members found by seq.
+    static func eventFolders(_ rows: [(photo: PhotoRecord, storedYear: Int64?)], events snapshot: EventTree.Snapshot) -> [FolderBuild] {
+        let events = snapshot.events
+        var positions: [Int64: Int32] = [:]
+        positions.reserveCapacity(rows.count)
+        for (position, row) in rows.enumerated() { positions[row.photo.seq] = Int32(position) }
+        var folders: [FolderBuild] = [(.events, { _ in EventTreeBuilder.years(events, isPrivate: snapshot.isPrivate) })]
+        for year in Set(events.filter { !$0.members.isEmpty }.map(\.year)) {
+            folders.append((.eventYear(year), { _ in EventTreeBuilder.events(inYear: year, events, isPrivate: snapshot.isPrivate) }))
         }
+        for event in events {
+            let members = event.members.compactMap { positions[$0] }
+            // An event none of whose photos is listed has no folder (`build` answers ENOENT for it).
+            guard !members.isEmpty else { continue }
+            folders.append((.event(event.key), { filesystem in
+                EventTreeBuilder.photos(of: event, members.map { rows[Int($0)].photo },
+                                        servedExtension: filesystem.store.servedExtension) {
+                    TreeBuilder.linkCount(of: $0, inRecent: false)
+                }
+            }))
+        }
+        return folders
     }
 
     /// The year folder a stored `moment_year` puts a photo in: only years /moments shows

@@ -31,45 +31,6 @@ public struct FilesystemOptions: Sendable {
     public init() {}
 }
 
-/// An open photo: a descriptor of its cached bytes (complete or still arriving), or a rendered variant held
-/// in memory. Cached files are never modified in place (a changed photo gets a new cache file), so an open
-/// file keeps its bytes whatever happens to the catalog.
-public final class OpenPhoto: @unchecked Sendable {
-    public let content: ContentHandle?
-    public let variantBytes: Data?
-    public let photoID: String
-    /// The attributes at open time: what fstat on this handle keeps answering, even after the photo
-    /// changed or left the catalog (the kernel asks before reads; an ENOENT there would fail the read).
-    public let attributes: NodeAttributes
-    /// Which version of the photo's bytes this handle reads, and how it uses the page cache.
-    let identity: String
-    let pageCache: PageCacheMode
-    /// The folder (listing) this handle was opened from, when prefetch looks at it.
-    let folder: Node?
-    /// The photos to warm once this handle reads its photo whole (its folder's next ones, found at open;
-    /// empty when they were warmed at open).
-    let neighbours: [Int64]
-    private let readLock = NSLock()
-    private var reading: WholeReading
-    init(content: ContentHandle?, variantBytes: Data?, photoID: String, attributes: NodeAttributes,
-         identity: String, pageCache: PageCacheMode, folder: Node? = nil, neighbours: [Int64] = []) {
-        self.content = content; self.variantBytes = variantBytes; self.photoID = photoID
-        self.attributes = attributes; self.identity = identity; self.pageCache = pageCache
-        self.folder = folder
-        self.neighbours = neighbours
-        reading = WholeReading(size: attributes.size)
-    }
-
-    /// Records a read; true the one time this handle's reads make it a whole reader.
-    func noteRead(offset: Int64, count: Int) -> Bool {
-        readLock.lock()
-        defer { readLock.unlock() }
-        return reading.read(offset: offset, count: count)
-    }
-
-    var readWhole: Bool { readLock.lock(); defer { readLock.unlock() }; return reading.isWhole }
-}
-
 /// Something the kernel may have cached that a catalog change made wrong.
 public enum KernelInvalidation: Equatable, Sendable {
     /// The name in the directory (its dentry, positive or negative).
@@ -84,48 +45,28 @@ public final class PhotoFilesystem: @unchecked Sendable {
     public let options: FilesystemOptions
     let logger: Logger
 
+    /// Lock order, where locks nest: `changeCheck` → `lock`, and `changeCheck` → `EventTree.settling` →
+    /// `EventTree`'s own lock (the check settles events). `changeCheck` is taken only by the catalog check (and
+    /// the mount's first look at the removal log), never while any other lock is held. `lock` and the other
+    /// parts' locks (ListingStore's caches and stale set, SearchTree, OpenPhotoTable, PrefetchPlanner,
+    /// RecentOpens) are leaves: none is held while another is taken.
     private let lock = NSLock()
     private let changeCheck = NSLock()
-    /// Listings of every directory but /recent, until the catalog's photos change.
-    let listings = StampedCache<Node, DirectoryListing>()
-    /// The /recent listing, until a recent open lands (or the photos change).
-    let recentListing = StampedCache<Node, DirectoryListing>()
-    /// Photo rows by seq for getattr and open (nil: no such photo), dropped with the listings.
-    let photoRows = StampedCache<Int64, PhotoRecord?>(limit: 4096)
-    /// Extended attributes by node, dropped with the listings (ExtendedAttributeReplies.swift).
-    let extendedAttributeLists = StampedCache<Node, ExtendedAttributeList>(limit: 4096)
+    /// Every listing, built and cached in one place (ListingStore.swift); new kinds of folders plug in there.
+    let store: ListingStore
     let recent: RecentOpens
-    /// The scan that builds every year and photographer listing after mount (ListingPrebuild.swift).
-    let listingPrebuild = ListingPrebuild()
-    /// What the caches above were built from: the catalog's counters and the in-memory recents' counter.
+    /// The mount's events (/events) and searches (/search).
+    let events: EventTree
+    let searches: SearchTree
+    private let openPhotos = OpenPhotoTable()
+    private let planner: PrefetchPlanner
+    private let watcher: CatalogWatcher
+    /// What the caches were built from: the catalog's counters and the in-memory recents' counter. Under `lock`.
     private var seenGeneration: (catalog: Catalog.Generation?, memory: Int)
-    /// Whether the watcher should run, under `watcherWake`: the flag and the wait that watches it share one
-    /// mutex, so a stop between the watcher's check and its wait cannot be missed (with the flag under
-    /// `lock` and the wait on another mutex, that stop's broadcast was lost and the stop waited out the poll
-    /// interval). Its timed wait is on the monotonic clock: a clock step neither stretches nor skips a poll.
-    private var watching = false
-    private let watcherWake = MonotonicCondition()
-    /// Signalled by the watcher thread as it ends, so `stopWatchingCatalog` returns only after it has.
-    private let watcherStopped = DispatchSemaphore(value: 0)
-    /// What the caches handed out but could not keep (the catalog changed during their builds): diffed at
-    /// the next check, so the kernel does not keep them either.
-    private var staleListings: [Node: DirectoryListing] = [:]
-    private var staleInodes: Set<UInt64> = []
-    private var staleRecentSet: Set<Int64>?
-    /// Photos open right now, by inode: a photo deleted from the catalog while open still answers `fstat`
-    /// (as an unlinked file on a disk does) until its last descriptor closes.
-    private var openPhotos: [UInt64: (attributes: NodeAttributes, count: Int)] = [:]
-    private var pageCache = PageCachePolicy()
+    /// Invalidations decided inside a request (a search pushed out of /search) that only the watcher may send
+    /// (see `invalidate`). Under `lock`.
+    private var pendingInvalidations: [KernelInvalidation] = []
     private var openers = RecentOpeners()
-    /// Directories listed most recently (newest last): where prefetch looks for "the next photos".
-    private var recentlyListed: [DirectoryListing] = []
-    /// Where in each of those the last photo opened from it was (by the listing's node).
-    private var lastOpenedPosition: [Node: Int] = [:]
-    /// Folders whose last photo was read whole by a handle opened from them (a viewer, `cat`): the next open
-    /// there warms its neighbours at once, as before reading began, so a reader waiting on a download keeps 3
-    /// photos coming (warming only after each whole read made a cold `cat` of a folder 0.49× curl instead of
-    /// 0.45×). A handle closed without reading its photo whole (a scan) clears its folder.
-    private var readingWhole: Set<Node> = []
     private let prefetcher = DispatchQueue(label: "photofs.prefetch")
     /// Told what to drop from the kernel's caches after a catalog change (the FUSE adapter's notify calls).
     /// Directory entries are only ever invalidated from the watcher or the recent writer, never from inside a
@@ -141,15 +82,23 @@ public final class PhotoFilesystem: @unchecked Sendable {
     public let variants: VariantProducer?
     /// Writes file managers' thumbnails of the photos of listed directories (nil when turned off).
     public let desktopThumbnails: DesktopThumbnailWriter?
-    /// Listings whose photos were queued for rendering (once each until the catalog changes).
+    /// Listings whose photos were queued for rendering (once each until the catalog changes). Under `lock`.
     private var listingsQueuedForRender: Set<Node> = []
     /// How far the catalog's log of removed and replaced photos has been read (their cached bytes freed).
     private var removedLogPosition: Int64
 
+    // The store's caches under their old names, for the files that extend this type.
+    var listings: StampedCache<Node, DirectoryListing> { store.listings }
+    var photoRows: StampedCache<Int64, PhotoRecord?> { store.photoRows }
+    var extendedAttributeLists: StampedCache<Node, ExtendedAttributeList> { store.extendedAttributeLists }
+    var listingPrebuild: ListingPrebuild { store.prebuild }
+
     /// `http` fetches the smaller renditions variants are rendered from (originals come through `cache`).
     /// `persistentRecents: false` keeps /recent in memory (a library this mount may not write).
+    /// `clock` (seconds since 1970) is what events settle against: an event ended 48 hours before it keeps its name.
     public init(catalog: Catalog, cache: OriginalCache, http: HTTPClient? = nil, options: FilesystemOptions,
-                persistentRecents: Bool = true, logger: Logger) {
+                persistentRecents: Bool = true, logger: Logger,
+                clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.catalog = catalog
         self.cache = cache
         self.options = options
@@ -173,11 +122,17 @@ public final class PhotoFilesystem: @unchecked Sendable {
         var checkAfterWrite: (() -> Void)?
         recent = RecentOpens(catalog: catalog, limit: options.recentLimit, persistent: persistentRecents,
                              logger: logger, written: { checkAfterWrite?() })
+        events = EventTree(catalog: catalog, logger: logger, clock: clock)
+        searches = SearchTree()
+        // The format a sized mount serves each photo as (`VariantSpec.servedType`).
+        let servedExtension: ((PhotoRecord) -> String)? = options.variant.map { spec in
+            { ImageContentType.fileExtension(for: spec.servedType(forOriginal: $0.contentType)) ?? "jpg" }
+        }
+        store = ListingStore(catalog: catalog, recent: recent, events: events, searches: searches, logger: logger,
+                             servedExtension: servedExtension)
+        planner = PrefetchPlanner(count: options.prefetchCount)
+        watcher = CatalogWatcher(interval: options.catalogPollInterval)
         checkAfterWrite = { [weak self] in self?.checkForCatalogChanges() }
-        listings.onStale = { [weak self] node, listing in self?.noteStale(listing: listing, of: node) }
-        recentListing.onStale = { [weak self] node, listing in self?.noteStale(listing: listing, of: node) }
-        photoRows.onStale = { [weak self] seq, _ in self?.noteStale(inode: Node.photo(seq: seq).inode) }
-        recent.seqCache.onStale = { [weak self] _, seqs in self?.noteStale(recentSet: seqs) }
         variants?.sizeChanged = { [weak self] seq in self?.invalidate?([.inode(Node.photo(seq: seq).inode)]) }
     }
 
@@ -185,64 +140,31 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     /// Polls the catalog's change counters and drops cached listings when another process changed it, so an
     /// import shows up in a live mount within `catalogPollInterval` plus the kernel's attribute timeout.
+    /// Events are settled first thing (then every photo listing is built in one scan), so the first
+    /// `ls /events` finds them ready.
     public func startWatchingCatalog() {
         changeCheck.lock()
         freeRemovedContent()
         changeCheck.unlock()
-        watcherWake.withLock { watching = true }
-        let prebuild = Thread { [weak self] in self?.prebuildPhotoListings() }
+        let prebuild = Thread { [weak self] in
+            guard let self else { return }
+            do { try self.events.settle(onlyIfMissing: true) } catch {
+                self.logger.error("events could not be settled", metadata: ["error": "\(error)"])
+            }
+            self.prebuildPhotoListings()
+        }
         prebuild.name = "listing-prebuild"
         prebuild.qualityOfService = .utility
         prebuild.start()
-        let thread = Thread { [weak self] in
-            while let self, self.waitForNextPoll() {
-                self.checkForCatalogChanges()
-            }
-            self?.watcherStopped.signal()
-        }
-        thread.name = "catalog-watch"
-        thread.start()
+        watcher.start { [weak self] in self?.checkForCatalogChanges() }
     }
 
     /// Stops the watcher and waits until it has (so nothing notifies a session being torn down), then
     /// writes what is pending.
     public func stopWatchingCatalog() {
-        let wasWatching = watcherWake.withLock {
-            let was = watching
-            watching = false
-            watcherWake.broadcast()
-            return was
-        }
-        if wasWatching { watcherStopped.wait() }
+        watcher.stop()
         recent.stop() // pending opens land before the catalog closes
         variants?.stop()
-    }
-
-    /// Waits one poll interval, or less when stopped; whether the watcher should check and go on.
-    private func waitForNextPoll() -> Bool {
-        watcherWake.lock()
-        defer { watcherWake.unlock() }
-        let deadline = DispatchTime.now() + options.catalogPollInterval
-        while watching && watcherWake.wait(until: deadline) {}
-        return watching
-    }
-
-    private func noteStale(listing: DirectoryListing, of node: Node) {
-        lock.lock()
-        staleListings[node] = listing
-        lock.unlock()
-    }
-
-    private func noteStale(inode: UInt64) {
-        lock.lock()
-        staleInodes.insert(inode)
-        lock.unlock()
-    }
-
-    private func noteStale(recentSet: Set<Int64>) {
-        lock.lock()
-        staleRecentSet = (staleRecentSet ?? []).union(recentSet)
-        lock.unlock()
     }
 
     /// Compares the change counters with those the caches were built from; drops what changed, rebuilds what
@@ -255,26 +177,31 @@ public final class PhotoFilesystem: @unchecked Sendable {
         defer { changeCheck.unlock() }
         guard let current = try? catalog.generation() else { return [] }
         let memory = recent.memoryGeneration
+        let stale = store.takeStale()
         lock.lock()
         let seen = seenGeneration
         let changed = current != seen.catalog || memory != seen.memory
         let photosChanged = current.photos != seen.catalog?.photos
-        let stale = (listings: staleListings, inodes: staleInodes, recentSet: staleRecentSet)
-        staleListings = [:]
-        staleInodes = []
-        staleRecentSet = nil
-        guard changed || !stale.listings.isEmpty || !stale.inodes.isEmpty || stale.recentSet != nil else {
+        let pending = pendingInvalidations
+        pendingInvalidations = []
+        guard changed || !stale.isEmpty || !pending.isEmpty else {
             lock.unlock()
             return []
         }
         seenGeneration = (current, memory)
         if photosChanged { listingsQueuedForRender = [] }
         lock.unlock()
+        if photosChanged {
+            // Before the listings are dropped: an event listing built after the drop must see the new events.
+            do { try events.settle() } catch {
+                logger.error("events could not be settled", metadata: ["error": "\(error)"])
+            }
+        }
 
         // What the kernel may hold: the listings cached until now, and any handed out but not kept.
         var before: [(Node, DirectoryListing)] = []
         if changed {
-            before += recentListing.invalidate().map { ($0.key, $0.value) }
+            before += store.recentListing.invalidate().map { ($0.key, $0.value) }
             recent.seqCache.invalidate()
             if photosChanged {
                 before += listings.invalidate().map { ($0.key, $0.value) }
@@ -284,7 +211,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
             }
         }
         before += stale.listings.map { ($0.key, $0.value) }
-        var invalidations = stale.inodes.map { KernelInvalidation.inode($0) }
+        var invalidations = pending + stale.inodes.map { KernelInvalidation.inode($0) }
         if let servedSet = stale.recentSet {
             // Link counts given from a recent set that was out of date: every photo whose membership differs.
             let fresh = (try? recent.seqs()) ?? []
@@ -370,12 +297,63 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     /// lookup: the entry, or a negative entry the kernel may remember; other failures throw.
     public func lookup(parent: UInt64, name: String) throws -> EntryReply {
+        try lookup(parent: parent, nameBytes: Array(name.utf8))
+    }
+
+    /// lookup of a name as the kernel gives it: any bytes. Every name the tree lists is UTF-8, so another is
+    /// a negative entry; under /search a name that reads as a query (`SearchQuery`) becomes its directory.
+    public func lookup(parent: UInt64, nameBytes: [UInt8]) throws -> EntryReply {
         do {
-            return .entry(try lookupAttributes(parent: parent, name: name), entryTimeout: options.timeouts.entry,
-                          attributeTimeout: options.timeouts.attributes)
+            let attributes: NodeAttributes
+            if parent == Node.search.inode {
+                attributes = try searchDirectory(nameBytes: nameBytes)
+            } else {
+                guard let name = String(validating: nameBytes, as: UTF8.self) else {
+                    throw FilesystemError(.notFound, "a name that is not UTF-8")
+                }
+                attributes = try lookupAttributes(parent: parent, name: name)
+            }
+            return .entry(attributes, entryTimeout: options.timeouts.entry, attributeTimeout: options.timeouts.attributes)
         } catch let error as FilesystemError where error.code == .notFound {
             return .negative(timeout: options.timeouts.negativeEntry)
         }
+    }
+
+    /// A lookup under /search: the query's directory, remembered as the most recent (its results are searched
+    /// now, as `ls` lists them next). A query pushed out of the recent 20 and the changed /search listing are
+    /// told to the kernel by the next check (within `catalogPollInterval`), not from inside this lookup.
+    private func searchDirectory(nameBytes: [UInt8]) throws -> NodeAttributes {
+        guard let found = searches.lookup(nameBytes: nameBytes) else {
+            throw FilesystemError(.notFound, "not a query")
+        }
+        if let (before, after) = found.change {
+            // The name just looked up is answered now; only a name pushed out must leave the kernel's cache
+            // (and /search's link count changed).
+            let kept = Set(after.entries.map(\.node))
+            let pushedOut = before.entries.filter { !kept.contains($0.node) }
+            for entry in pushedOut { store.forget(entry.node) }
+            lock.lock()
+            pendingInvalidations += pushedOut.map { .entry(parent: Node.search.inode, name: $0.name) }
+                + [.inode(Node.search.inode)]
+            lock.unlock()
+        }
+        return try listing(of: found.node).attributes
+    }
+
+    /// rmdir: under /search it forgets a query (ENOENT when none of that name is remembered); anywhere else
+    /// the tree is read-only (EROFS).
+    public func removeDirectory(parent: UInt64, nameBytes: [UInt8]) throws {
+        guard parent == Node.search.inode else {
+            throw FilesystemError(.readOnly, "only searches can be removed")
+        }
+        guard let node = searches.forget(nameBytes: nameBytes) else {
+            throw FilesystemError(.notFound, "no such search")
+        }
+        store.forget(node)
+        // The kernel drops the name itself when rmdir succeeds; /search's attributes (links) changed.
+        lock.lock()
+        pendingInvalidations.append(.inode(Node.search.inode))
+        lock.unlock()
     }
 
     /// getattr. With an open photo's handle (fstat, and the kernel's check before reads) the attributes it
@@ -392,12 +370,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         switch node {
         case .photo(let seq):
             guard let photo = try photoRow(seq), photo.isAvailable else {
-                lock.lock()
-                defer { lock.unlock() }
-                if var open = openPhotos[inode]?.attributes {
-                    open.linkCount = 0
-                    return open
-                }
+                if let open = openPhotos.attributesOfRemoved(inode) { return open }
                 throw FilesystemError(.notFound, "photo \(seq) is no longer in the catalog")
             }
             let attributes = TreeBuilder.photoAttributes(photo, linkCount: try linkCount(of: photo))
@@ -424,13 +397,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     /// The parent of a directory, for "..".
     public func parent(of inode: UInt64) -> UInt64 {
-        switch Node(inode: inode) {
-        case .region: return Node.regions.inode
-        case .photographer(let region, _): return Node.region(region).inode
-        case .year: return Node.moments.inode
-        case .album: return Node.albums.inode
-        default: return Node.root.inode
-        }
+        Node(inode: inode).map { store.parent(of: $0).inode } ?? Node.root.inode
     }
 
     // MARK: Directories
@@ -491,82 +458,21 @@ public final class PhotoFilesystem: @unchecked Sendable {
         guard let node = Node(inode: inode) else { throw FilesystemError(.notFound, "no inode \(inode)") }
         guard node.isDirectory else { throw FilesystemError(.notADirectory, "inode \(inode) is a photo") }
         let listing = try listing(of: node)
-        lock.lock()
-        recentlyListed.removeAll { $0.attributes.node == node }
-        recentlyListed.append(listing)
-        // 8 directories: a file manager has a few windows open; older listings are not "what's next".
-        if recentlyListed.count > 8 { lastOpenedPosition[recentlyListed.removeFirst().attributes.node] = nil }
-        lock.unlock()
+        planner.listed(listing)
         return listing
     }
 
-    func listing(of node: Node) throws -> DirectoryListing {
-        let cache = node == .recent ? recentListing : listings
-        if cache.value(for: node) == nil, PhotoFilesystem.isPrebuilt(node) {
-            // Built in a moment by the scan after mount (ListingPrebuild.swift); 10 s bounds a stuck catalog.
-            listingPrebuild.waitWhileRunning(timeout: 10)
-        }
-        return try cache.value(for: node) {
-            let started = DispatchTime.now()
-            let built = try catalogRead(logging: logger) { try build(node) }
-            logger.debug("listing built", metadata: [
-                "inode": "\(node.inode)", "entries": "\(built.entries.count)",
-                "ms": "\(Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6)",
-            ])
-            return built
-        }
-    }
+    func listing(of node: Node) throws -> DirectoryListing { try store.listing(of: node) }
 
-    private func build(_ node: Node) throws -> DirectoryListing {
-        switch node {
-        case .root:
-            return TreeBuilder.root(newest: try catalog.newestMomentAt())
-        case .regions:
-            return TreeBuilder.regions(try catalog.regions(), newest: try catalog.newestMomentAt())
-        case .moments:
-            return TreeBuilder.years(try catalog.years(), newest: try catalog.newestMomentAt())
-        case .albums:
-            return TreeBuilder.albums(try catalog.albums(), newest: try catalog.newestMomentAt())
-        case .album(let id):
-            let photos = try catalog.photos(inAlbum: id)
-            guard !photos.isEmpty else { throw FilesystemError(.notFound, "no photos in album \(id)") }
-            return photoListing(photos, node: node, style: .title)
-        case .region(let id):
-            guard let region = try catalog.region(id: id) else { throw FilesystemError(.notFound, "no region \(id)") }
-            return TreeBuilder.photographers(in: region, try catalog.photographers(inRegion: id))
-        case .photographer(let region, let photographer):
-            let photos = try catalog.photos(inRegion: region, photographer: photographer)
-            guard !photos.isEmpty else { throw FilesystemError(.notFound, "no photos of \(photographer) in \(region)") }
-            return photoListing(photos, node: node, style: .title)
-        case .year(let year):
-            let photos = try catalog.photos(inYear: year)
-            guard !photos.isEmpty else { throw FilesystemError(.notFound, "no photos in \(year)") }
-            return photoListing(photos.sorted { ($0.momentAt, $0.seq) < ($1.momentAt, $1.seq) }, node: node,
-                                style: .moment)
-        case .recent:
-            return TreeBuilder.photos(try recent.photos(), in: .recent, style: .title,
-                                      servedExtension: variantExtension) { TreeBuilder.linkCount(of: $0, inRecent: true) }
-        case .photo:
-            throw FilesystemError(.notADirectory, "a photo is not a directory")
-        case .events, .search, .eventYear, .event, .searchResults:
-            // Not in the root listing yet: their builders are in PhotoTree (EventTreeBuilder, SearchTreeBuilder).
-            throw FilesystemError(.notFound, "/events and /search are not wired into this mount yet")
-        }
-    }
-
-    /// Listings store a photo's link count without /recent (2 + its albums); `current` adds /recent's at
-    /// reply time, so a photo entering /recent does not invalidate every listing that shows it.
+    /// Listings store a photo's link count without /recent; `current` adds it at reply time.
     func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) -> DirectoryListing {
-        TreeBuilder.photos(photos, in: node, style: style, servedExtension: variantExtension) {
-            TreeBuilder.linkCount(of: $0, inRecent: false)
-        }
+        store.photoListing(photos, node: node, style: style)
     }
 
-    /// The format a sized mount serves each photo as (`VariantSpec.servedType`): square thumbnails are PNG,
-    /// `fit` variants keep JPEG and PNG, a HEIC original becomes JPEG.
-    private var variantExtension: ((PhotoRecord) -> String)? {
-        options.variant.map { spec in { ImageContentType.fileExtension(for: spec.servedType(forOriginal: $0.contentType)) ?? "jpg" } }
-    }
+    /// An entry's attributes as of now (ListingStore.current).
+    func current(_ attributes: NodeAttributes) throws -> NodeAttributes { try store.current(attributes) }
+
+    func photoRow(_ seq: Int64) throws -> PhotoRecord? { try store.photoRow(seq) }
 
     // MARK: Sized mounts
 
@@ -590,7 +496,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
             sized.size = size
             return sized
         }
-        queueForRender(siblings ?? recentListing(containing: attributes.inode))
+        queueForRender(siblings ?? planner.listing(containing: attributes.inode))
         sized.size = try variants.produce(photo, priority: .user).record.byteSize
         return sized
     }
@@ -610,53 +516,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
     }
 
-    private func recentListing(containing inode: UInt64) -> DirectoryListing? {
-        recentPosition(of: inode, opening: false)?.listing
-    }
-
-    /// The most recently listed directory holding `inode`, where, and whether the open before it from that
-    /// directory was the entry just after it (a viewer stepping backwards). A program going through a
-    /// folder opens a neighbour of the entry it opened last, so those are looked at first: a linear search
-    /// of the newest 8 listings ran on every open, whatever the folder's size. Only an open (`opening`)
-    /// becomes the last opened position: a `stat` in a sized mount looks its photo's folder up too.
-    private func recentPosition(of inode: UInt64, opening: Bool) -> (listing: DirectoryListing, index: Int, backwards: Bool)? {
-        lock.lock()
-        defer { lock.unlock() }
-        for listing in recentlyListed.reversed() {
-            let entries = listing.entries
-            let node = listing.attributes.node
-            let last = lastOpenedPosition[node]
-            func holds(_ index: Int) -> Bool { entries.indices.contains(index) && entries[index].attributes.inode == inode }
-            let neighbour = last.flatMap { holds($0 + 1) ? $0 + 1 : holds($0 - 1) ? $0 - 1 : holds($0) ? $0 : nil }
-            guard let index = neighbour ?? entries.firstIndex(where: { $0.attributes.inode == inode }) else { continue }
-            if opening { lastOpenedPosition[node] = index }
-            return (listing, index, last == index + 1)
-        }
-        return nil
-    }
-
-    /// An entry's attributes as of now: a photo's link count includes its name in /recent, and the three
-    /// top directories are described by their own listings (the root's entries would otherwise show
-    /// /regions with 2 links and /recent with the newest photo of all, where `stat` says otherwise).
-    func current(_ attributes: NodeAttributes) throws -> NodeAttributes {
-        switch attributes.node {
-        case .photo(let seq):
-            var updated = attributes
-            let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(seq)
-            updated.linkCount = TreeBuilder.linkCount(albumLinks: attributes.albumLinks, inRecent: inRecent)
-            return updated
-        case .regions, .moments, .recent, .albums:
-            return try listing(of: attributes.node).attributes
-        default:
-            return attributes
-        }
-    }
-
-    func photoRow(_ seq: Int64) throws -> PhotoRecord? {
-        try photoRows.value(for: seq) { try catalogRead(logging: logger) { try catalog.photo(seq: seq) } }
-    }
-
-    /// A photo's names: /regions, /moments, each album, and /recent while it is there.
+    /// A photo's names: /regions, /moments, /events, each album, and /recent while it is there.
     private func linkCount(of photo: PhotoRecord) throws -> UInt32 {
         let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(photo.seq)
         return TreeBuilder.linkCount(of: photo, inRecent: inRecent)
@@ -710,17 +570,14 @@ public final class PhotoFilesystem: @unchecked Sendable {
             // The folder position is taken now (an open is what moves it). The originals are warmed when this
             // handle reads its photo whole (`read`), or now when the folder's last photo was read whole; a sized
             // mount's variants now, as its open renders anyway.
-            neighbours = self.neighbours(of: inode)
-            let now = variants != nil || neighbours.folder.map(isReadWhole) == true
+            neighbours = planner.neighbours(of: inode)
+            let now = variants != nil || neighbours.folder.map(planner.isReadWhole) == true
             if now {
                 prefetch(neighbours.seqs)
                 neighbours.seqs = []
             }
         }
-        lock.lock()
-        openPhotos[inode] = (attributes, (openPhotos[inode]?.count ?? 0) + 1)
-        let mode = pageCache.opened(inode: inode, identity: identity)
-        lock.unlock()
+        let mode = openPhotos.opened(inode: inode, attributes: attributes, identity: identity)
         if mode != .keep {
             logger.trace("page cache", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
                                                   "keep": "\(mode.keepCache)", "direct": "\(mode.directIO)"])
@@ -757,9 +614,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// folder's next photos.
     public func read(_ handle: OpenPhoto, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         if let folder = handle.folder, handle.noteRead(offset: offset, count: buffer.count) {
-            lock.lock()
-            readingWhole.insert(folder)
-            lock.unlock()
+            planner.readWhole(in: folder)
             prefetch(handle.neighbours)
         }
         if let bytes = handle.variantBytes {
@@ -795,15 +650,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     public func release(_ handle: OpenPhoto) {
         if let content = handle.content { cache.release(content) }
-        let inode = handle.attributes.inode
-        let scanned = handle.folder != nil && !handle.readWhole
-        lock.lock()
-        if scanned, let folder = handle.folder { readingWhole.remove(folder) }
-        if let open = openPhotos[inode] {
-            openPhotos[inode] = open.count > 1 ? (open.attributes, open.count - 1) : nil
-        }
-        pageCache.closed(inode: inode, identity: handle.identity, mode: handle.pageCache)
-        lock.unlock()
+        if let folder = handle.folder, !handle.readWhole { planner.scanned(in: folder) }
+        openPhotos.closed(handle)
     }
 
     private func contentSource(_ photo: PhotoRecord) -> ContentSource? { PhotoFilesystem.contentSource(photo) }
@@ -813,28 +661,6 @@ public final class PhotoFilesystem: @unchecked Sendable {
         guard photo.isAvailable, let size = photo.byteSize, let type = photo.contentType else { return nil }
         return ContentSource(photoID: photo.id, url: photo.originalURL, expectedSize: size, contentType: type,
                              etag: photo.etag)
-    }
-
-    /// The next `prefetchCount` photos after `inode` (before it, when the opener is going backwards) in the most
-    /// recently listed directory holding it, and that directory; the open becomes its last opened position.
-    private func neighbours(of inode: UInt64) -> (folder: Node?, seqs: [Int64]) {
-        guard options.prefetchCount > 0 else { return (nil, []) }
-        guard let (listing, index, backwards) = recentPosition(of: inode, opening: true) else { return (nil, []) }
-        let entries = listing.entries
-        // Onwards, or backwards for a viewer going back through the folder (each step the entry before).
-        let count = options.prefetchCount
-        let ahead = backwards ? Array(entries[max(0, index - count)..<index].reversed())
-                              : Array(entries[(index + 1)..<min(entries.count, index + 1 + count)])
-        return (listing.attributes.node, ahead.compactMap { entry -> Int64? in
-            if case .photo(let seq) = entry.node { return seq }
-            return nil
-        })
-    }
-
-    private func isReadWhole(_ folder: Node) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return readingWhole.contains(folder)
     }
 
     /// Warms photos at low priority: their originals are downloaded whole, or a sized mount renders them.

@@ -44,6 +44,13 @@ public final class StampedCache<Key: Hashable, Value>: @unchecked Sendable {
         return true
     }
 
+    /// Drops one value for good (its key will never be asked for again), keeping the epoch.
+    public func remove(_ key: Key) {
+        lock.lock()
+        values[key] = nil
+        lock.unlock()
+    }
+
     /// Drops every value and ends the current epoch; returns what was cached (to diff against).
     @discardableResult
     public func invalidate() -> [Key: Value] {

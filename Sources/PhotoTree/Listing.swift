@@ -94,10 +94,11 @@ public enum TreeBuilder {
                               albumLinks: UInt32(clamping: max(0, photo.albumCount)))
     }
 
-    /// A photo has a name in /regions and in /moments, one in each album that holds it, and one more while
-    /// it is in /recent. Saturates instead of overflowing.
+    /// A photo has a name in /regions, in /moments and in /events (every listed photo is in one event), one in
+    /// each album that holds it, and one more while it is in /recent. /search results are transient names and
+    /// add none. Saturates instead of overflowing.
     public static func linkCount(albumLinks: UInt32, inRecent: Bool) -> UInt32 {
-        let (sum, overflow) = albumLinks.addingReportingOverflow(inRecent ? 3 : 2)
+        let (sum, overflow) = albumLinks.addingReportingOverflow(inRecent ? 4 : 3)
         return overflow ? UInt32.max : sum
     }
 
@@ -108,7 +109,8 @@ public enum TreeBuilder {
     /// The top directories, always present (an empty /albums for a library without albums, so the layout
     /// does not depend on what was imported).
     public static func root(newest: Int64) -> DirectoryListing {
-        let entries = [("regions", Node.regions), ("moments", .moments), ("recent", .recent), ("albums", .albums)]
+        let entries = [("regions", Node.regions), ("moments", .moments), ("recent", .recent), ("albums", .albums),
+                       ("events", .events), ("search", .search)]
             .map { name, node in
                 DirectoryEntry(name: name, attributes: directoryAttributes(node, newest: newest, subdirectories: 0))
             }

@@ -70,8 +70,9 @@ public enum SearchTreeBuilder {
     /// name anyway, and a rank would rename every result whenever a new photo ranks above them; readdir order
     /// is best first for tools that keep it.
     public static func results(number: Int64, _ photos: [PhotoRecord], fileExtension: String? = nil,
+                               servedExtension: ((PhotoRecord) -> String)? = nil,
                                linkCount: (PhotoRecord) -> UInt32) -> DirectoryListing {
         TreeBuilder.photos(photos, in: .searchResults(number), style: .moment, fileExtension: fileExtension,
-                           linkCount: linkCount)
+                           servedExtension: servedExtension, linkCount: linkCount)
     }
 }

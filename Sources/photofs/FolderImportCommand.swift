@@ -67,7 +67,9 @@ struct FolderImportCommand: ParsableCommand {
         if watch { return try watchFolders(roots, catalog: catalog, logger: logger, progress: progress) }
         let importer = FolderImporter(catalog: catalog, roots: roots, logger: logger, progress: progress)
         do {
-            print(FolderImportCommand.describe(try importer.run()))
+            let report = try importer.run()
+            ImportEvents.settle(catalog, logger: logger)
+            print(FolderImportCommand.describe(report))
         } catch let stopped as ImportStopped {
             throw CommandFailure(ImportCommand.explain(stopped))
         } catch {
@@ -95,6 +97,9 @@ struct FolderImportCommand: ParsableCommand {
                                           cities: loadCities, deferred: deferring)
             let report = try importer.run()
             let counts = report.counts
+            if first || counts.new + counts.edited + counts.renamedOrMoved + counts.removed > 0 {
+                ImportEvents.settle(catalog, logger: logger)
+            }
             if first || counts.new + counts.edited + counts.renamedOrMoved + counts.removed > 0 {
                 print(FolderImportCommand.describe(report))
                 fflush(stdout)

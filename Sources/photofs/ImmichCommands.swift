@@ -8,6 +8,7 @@ import ImmichOrigin
 import Logging
 import PhotoCatalog
 import PhotoContent
+import PhotoFS
 import PhotoSources
 
 /// The key comes from a file or the environment only: an option's value would show in the process list.
@@ -158,6 +159,7 @@ struct ImmichImportCommand: ParsableCommand {
                                       progress: progress, logger: logger)
         do {
             let report = try importer.run()
+            ImportEvents.settle(catalog, logger: logger)
             print(ImportCommand.describe(report.library))
             print("\(report.favorites) favourite(s) among the photos listed, \(report.people) named people; \(report.calls) API call(s)")
         } catch let stopped as ImportStopped {

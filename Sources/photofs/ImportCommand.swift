@@ -5,6 +5,7 @@ import FlickrImport
 import Foundation
 import PhotoCatalog
 import PhotoContent
+import PhotoFS
 import PhotoSources
 
 struct ImportCommand: ParsableCommand {
@@ -145,6 +146,7 @@ struct FlickrImportCommand: ParsableCommand {
                                        logger: logger)
         do {
             let report = try importer.run()
+            ImportEvents.settle(catalog, logger: logger)
             print(ImportCommand.describe(report, rate: limiter.statistics))
         } catch let stopped as ImportStopped {
             throw CommandFailure(ImportCommand.explain(stopped))

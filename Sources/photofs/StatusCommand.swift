@@ -2,6 +2,7 @@
 import ArgumentParser
 import Foundation
 import PhotoCatalog
+import PhotoFS
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,6 +35,10 @@ struct StatusCommand: ParsableCommand {
             folders = try catalog.folderCounts()
         } catch { throw CommandFailure("\(error)") }
         print(StatusCommand.describe(states: states, counts: counts, folders: folders, now: Date()))
+        // As a mount would show them now (nothing is stored: status only reads).
+        do {
+            print(LibraryEvents.summary(try LibraryEvents.current(catalog, now: Int64(Date().timeIntervalSince1970))))
+        } catch { throw CommandFailure("\(error)") }
     }
 
     static func describe(states: [SyncState], counts: LibraryCounts, folders: [String: FolderCounts] = [:],

@@ -107,17 +107,17 @@ final class AccountSyncMountTests: XCTestCase {
             if files.contains(where: { $0.inode == deletedInode }) { problems.append("the deleted photo is still listed") }
             if byID[deleted] != nil { problems.append("the deleted photo is still in the catalog's tree") }
             let retitledNames = byID[retitled]?.map(\.name) ?? []
-            if retitledNames.count != 3 || !retitledNames.allSatisfy({ $0.contains(newTitle) }) {
+            if retitledNames.count != 4 || !retitledNames.allSatisfy({ $0.contains(newTitle) }) {
                 problems.append("the new title is not on every name: \(retitledNames)")
             }
             if files.contains(where: { $0.name.contains(oldTitle) }) { problems.append("the old title \(oldTitle) is still shown") }
             let addedFiles = byID[added.id] ?? []
-            if addedFiles.map(\.tree).sorted() != ["albums", "moments", "regions"] || !addedFiles.allSatisfy({ $0.links == 3 }) {
+            if addedFiles.map(\.tree).sorted() != ["albums", "events", "moments", "regions"] || !addedFiles.allSatisfy({ $0.links == 4 }) {
                 problems.append("the added photo: \(addedFiles)")
             }
-            // Read before, so also in /recent: two albums, /moments, /regions, /recent.
+            // Read before, so also in /recent: two albums, /events, /moments, /regions, /recent.
             let replacedFiles = byID[replaced] ?? []
-            if replacedFiles.map(\.tree).sorted() != ["albums", "albums", "moments", "recent", "regions"]
+            if replacedFiles.map(\.tree).sorted() != ["albums", "albums", "events", "moments", "recent", "regions"]
                 || !replacedFiles.allSatisfy({ $0.size == Int64(newBytes.data.count) }) {
                 problems.append("the replaced photo (\(newBytes.data.count) bytes now): \(replacedFiles)")
             }

@@ -10,9 +10,9 @@ final class BackupTests: MountedTestCase {
         let backup = harness.root.appendingPathComponent("backup").path
         let first = Shell.run("rsync", ["-a", "--stats", harness.mountpoint + "/", backup + "/"])
         XCTAssertEqual(first.status, 0, first.stderr)
-        XCTAssertTrue(first.text.contains("Number of regular files transferred: 60"), first.text + first.stderr)
+        XCTAssertTrue(first.text.contains("Number of regular files transferred: 90"), first.text + first.stderr)
         let downloads = harness.origin.requestCount(method: "GET")
-        XCTAssertEqual(downloads, 30, "each photo downloaded once although it has two names")
+        XCTAssertEqual(downloads, 30, "each photo downloaded once although it has three names")
 
         let second = Shell.run("rsync", ["-a", "--stats", harness.mountpoint + "/", backup + "/"])
         XCTAssertEqual(second.status, 0, second.stderr)
@@ -21,7 +21,7 @@ final class BackupTests: MountedTestCase {
 
         // rsync's reads are a backup's, not a person's: /recent stays empty.
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: harness.path("recent")), [])
-        for tree in ["regions", "moments"] {
+        for tree in ["regions", "moments", "events"] {
             let diff = Shell.run("diff", ["-r", harness.path(tree), backup + "/" + tree])
             XCTAssertEqual(diff.status, 0, diff.text + diff.stderr)
         }

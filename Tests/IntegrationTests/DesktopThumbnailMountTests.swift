@@ -46,7 +46,8 @@ final class DesktopThumbnailMountTests: XCTestCase {
     func photoDirectories() -> [String] {
         let result = Shell.run("find", [harness.mountpoint, "-mindepth", "2", "-type", "d", "-printf", "%P\\n"])
         return result.text.split(separator: "\n").map(String.init).filter { directory in
-            !directory.hasPrefix("regions/") || directory.split(separator: "/").count == 3
+            let depth = directory.split(separator: "/").count
+            return (!directory.hasPrefix("regions/") && !directory.hasPrefix("events/")) || depth == 3
         }.sorted()
     }
 
@@ -94,7 +95,7 @@ final class DesktopThumbnailMountTests: XCTestCase {
                 checked += 1
             }
         }
-        XCTAssertEqual(checked, 60, "each of the 30 photos in /moments and in /regions")
+        XCTAssertEqual(checked, 90, "each of the 30 photos in /moments, /regions and its event")
         var info = stat()
         XCTAssertEqual(stat(store.root.appendingPathComponent("large").path, &info), 0)
         XCTAssertEqual(info.st_mode & 0o777, 0o700, "thumbnail directories are 0700")
@@ -196,12 +197,12 @@ final class DesktopThumbnailMountTests: XCTestCase {
         let run = harness.photofs(["thumbnails", harness.library, harness.mountpoint, "--cache-dir", harness.cacheDirectory],
                                   environment: ["XDG_CACHE_HOME": harness.xdgCacheHome, "HOME": harness.root.path])
         XCTAssertEqual(run.status, 0, run.stderr)
-        XCTAssertTrue(run.text.contains("thumbnails of 24 file(s) below \(harness.mountpoint)"), run.text)
+        XCTAssertTrue(run.text.contains("thumbnails of 36 file(s) below \(harness.mountpoint)"), run.text)
         try harness.mount()
         harness.origin.resetCounters()
         // No folder is listed (find(1) is a backup tool: its listings write nothing): every file already has one.
         let files = harness.files()
-        XCTAssertEqual(files.count, 24, "12 photos in /moments and /regions")
+        XCTAssertEqual(files.count, 36, "12 photos in /moments, /regions and /events")
         for file in files { XCTAssertTrue(gioThumbnail(file).valid, file) }
         XCTAssertEqual(harness.origin.requestCount(method: "GET"), 0)
     }

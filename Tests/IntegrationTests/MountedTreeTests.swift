@@ -66,7 +66,7 @@ final class MountedTreeTests: MountedTestCase {
         let fields = Shell.run("stat", ["-c", "%a %U %h %Y", file]).text.split(separator: " ")
         XCTAssertEqual(fields[0], "444")
         XCTAssertEqual(fields[1], "root")
-        XCTAssertEqual(fields[2], "2", "a photo has a name in /regions and in /moments")
+        XCTAssertEqual(fields[2], "3", "a photo has a name in /regions, /moments and /events")
         // The name starts with the date taken, read as UTC; the mtime is that moment.
         let name = URL(fileURLWithPath: file).lastPathComponent
         let stamp = Shell.run("date", ["-u", "-d", "@" + fields[3].trimmingCharacters(in: .whitespacesAndNewlines),
@@ -86,7 +86,7 @@ final class MountedTreeTests: MountedTestCase {
         let regionFile = try XCTUnwrap(harness.files(under: "regions").first)
         let inode = harness.inode(of: regionFile)
         let matches = Shell.run("find", [harness.mountpoint, "-inum", String(inode)]).text.split(separator: "\n")
-        XCTAssertEqual(matches.count, 2, "\(matches)")
+        XCTAssertEqual(matches.count, 3, "/regions, /moments, /events: \(matches)")
     }
 
     func testMissingNamesAreENOENTAndPhotosAreNotDirectories() throws {

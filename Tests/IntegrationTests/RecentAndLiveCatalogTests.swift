@@ -21,7 +21,7 @@ final class RecentAndLiveCatalogTests: MountedTestCase {
         XCTAssertTrue(recent()[0].hasPrefix(expected.title), "\(recent()) vs \(expected.title)")
         let inRecent = harness.path("recent/" + recent()[0])
         XCTAssertEqual(harness.inode(of: inRecent), harness.inode(of: files[1]))
-        XCTAssertEqual(Shell.run("stat", ["-c", "%h", files[1]]).text, "3\n")
+        XCTAssertEqual(Shell.run("stat", ["-c", "%h", files[1]]).text, "4\n", "regions, moments, events, recent")
 
         XCTAssertEqual(harness.unmount(), 0)
         try harness.mount()

@@ -24,11 +24,12 @@ final class AlbumsAndRemovalTests: XCTestCase {
         let inYear = try XCTUnwrap(fixture.yearEntries().first { try fixture.photoID(of: $0) == ids[0] })
         let inAlbum = try XCTUnwrap(members.last)
         XCTAssertEqual(inAlbum.attributes.inode, inYear.attributes.inode)
-        XCTAssertEqual(try fs.attributes(of: inAlbum.attributes.inode).linkCount, 4, "regions, moments and two albums")
+        XCTAssertEqual(try fs.attributes(of: inAlbum.attributes.inode).linkCount, 5, "regions, moments, events and two albums")
         XCTAssertEqual(try fs.lookup(parent: harbour.attributes.inode, name: inAlbum.name),
                        try fs.lookup(parent: fixture.yearInode, name: inYear.name))
         XCTAssertEqual(fs.parent(of: harbour.attributes.inode), Node.albums.inode)
-        XCTAssertEqual(try fs.listing(of: Node.root.inode).entries.map(\.name), ["regions", "moments", "recent", "albums"])
+        XCTAssertEqual(try fs.listing(of: Node.root.inode).entries.map(\.name),
+                       ["regions", "moments", "recent", "albums", "events", "search"])
     }
 
     func testAPrivatePhotoIs0400AndAnAlbumOfThemIs0500() throws {

@@ -24,7 +24,7 @@ final class LookupAndAttributesTests: XCTestCase {
             return XCTFail("photo not found")
         }
         XCTAssertEqual(photo.node, first.node)
-        XCTAssertEqual(photo.linkCount, 2)
+        XCTAssertEqual(photo.linkCount, 3, "regions, moments, events")
     }
 
     func testLookupInAPhotoIsNotADirectoryAndAnUnknownInodeIsNotFound() throws {

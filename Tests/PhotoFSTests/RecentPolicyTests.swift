@@ -27,8 +27,8 @@ final class RecentPolicyTests: XCTestCase {
         fixture.filesystem.flushRecentOpens()
         XCTAssertEqual(try fixture.catalog.recentPhotos(limit: 20).map(\.seq), [try seq(entries[2])])
         XCTAssertEqual(try recentNames(fixture).count, 1)
-        // The photo now has a third name.
-        XCTAssertEqual(try fixture.filesystem.getattr(entries[2].attributes.inode).attributes.linkCount, 3)
+        // The photo now has a fourth name.
+        XCTAssertEqual(try fixture.filesystem.getattr(entries[2].attributes.inode).attributes.linkCount, 4)
     }
 
     func testWithoutAWritableLibraryRecentOpensAreKeptInMemory() throws {

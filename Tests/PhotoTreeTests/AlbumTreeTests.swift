@@ -21,7 +21,8 @@ final class AlbumTreeTests: XCTestCase {
         XCTAssertEqual(listing.attributes.linkCount, 5)
         XCTAssertEqual(Node(inode: Node.album(2).inode), .album(2))
         XCTAssertEqual(Node(inode: Node.albums.inode), .albums)
-        XCTAssertEqual(TreeBuilder.root(newest: 0).entries.map(\.name), ["regions", "moments", "recent", "albums"])
+        XCTAssertEqual(TreeBuilder.root(newest: 0).entries.map(\.name),
+                       ["regions", "moments", "recent", "albums", "events", "search"])
     }
 
     func testPrivatePhotosAre0400AndADirectoryOfOnlyThem0500() {
@@ -31,12 +32,12 @@ final class AlbumTreeTests: XCTestCase {
         let mixed = TreeBuilder.photos([open, hidden], in: .year(2020), style: .title) { TreeBuilder.linkCount(of: $0, inRecent: false) }
         XCTAssertEqual(mixed.entries.map(\.attributes.permissions), [0o444, 0o400])
         XCTAssertEqual(mixed.attributes.permissions, 0o555)
-        XCTAssertEqual(mixed.entries.map(\.attributes.linkCount), [2, 5], "one more link per album")
+        XCTAssertEqual(mixed.entries.map(\.attributes.linkCount), [3, 6], "regions, moments, events; one more link per album")
         let onlyPrivate = TreeBuilder.photos([hidden], in: .year(2020), style: .title) { _ in 2 }
         XCTAssertEqual(onlyPrivate.attributes.permissions, 0o500)
         let recent = TreeBuilder.photos([hidden], in: .recent, style: .title) { TreeBuilder.linkCount(of: $0, inRecent: true) }
         XCTAssertEqual(recent.attributes.permissions, 0o555, "/recent is always there for everyone")
-        XCTAssertEqual(recent.entries.first?.attributes.linkCount, 6)
+        XCTAssertEqual(recent.entries.first?.attributes.linkCount, 7)
         open.albumCount = Int.max
         XCTAssertEqual(TreeBuilder.linkCount(of: open, inRecent: true), UInt32.max, "saturates, never traps")
         hidden.visibility = [.everyone, .friends]

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# make bench (issue 21): /events and /search on 100,000 photos — the first `ls -lR mnt/events` against the same
+# tree on tmpfs, clustering against the import, and cold `ls mnt/search/<query>`. Prints a table (also written
+# to $WORK/finding.md) for docs/events-and-search.md. Everything it mounts, it unmounts (trap below).
+#
+# The library is FindingMeasurements' (Tests/PhotoFSTests): 100,000 photos in bursts over ten years, 200 places,
+# "harbour" in 1 % of the titles and "Photo" in every one; the test imports it through `Catalog.applyImport`
+# (the write `photofs import` makes) and settles its events as `photofs import` does, timing both in one
+# (debug) build. The mount and the listings are the release binary's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BIN=$ROOT/.build/release/photofs
+WORK=${BENCH_WORK_FINDING:-$ROOT/bench-work-finding}
+MNT=$WORK/mnt
+TMPFS=/dev/shm/photofs-bench-events
+now() { date +%s.%N; }
+ms() { echo "($2 - $1) * 1000" | bc -l | xargs printf '%.0f'; }
+
+mounted=""
+cleanup() {
+  [ -n "$mounted" ] && { fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null || true; }
+  rm -rf "$TMPFS"
+}
+trap cleanup EXIT
+fusermount3 -uz "$MNT" 2>/dev/null || true
+rm -rf "$WORK"
+mkdir -p "$WORK/mnt"
+
+# 1. The library, and the import's and clustering's times in one build.
+swift build --build-tests > "$WORK/build-tests.log" 2>&1
+PHOTOFS_MEASURE_FINDING=1 PHOTOFS_MEASURE_KEEP="$WORK" \
+  swift test --skip-build --filter FindingMeasurements/testMeasureOneHundredThousandPhotos > "$WORK/measure.log" 2>&1
+import_s=$(sed -n 's/^import of .* s without the search index, \([0-9.]*\) s with it$/\1/p' "$WORK/measure.log")
+settle_s=$(sed -n 's/.*first settle (cluster + store all) \([0-9.]*\) s;.*/\1/p' "$WORK/measure.log")
+remount_s=$(sed -n 's/.*at mount with settled events \([0-9.]*\) s.*/\1/p' "$WORK/measure.log")
+events=$(sed -n 's/^events: \([0-9]*\);.*/\1/p' "$WORK/measure.log")
+LIB=$WORK/library.sqlite
+
+# A mount returns once live; its log (debug) says when events were settled and the listings built.
+mount_fresh() {
+  rm -rf "$WORK/cache"
+  "$BIN" mount "$LIB" "$MNT" --cache-dir "$WORK/cache" --log-level debug --desktop-thumbnails off
+  mounted=1
+}
+wait_prebuilt() {
+  for _ in $(seq 1200); do grep -q "photo listings built after mount" "$WORK/cache/photofs.log" 2>/dev/null && return; sleep 0.1; done
+  echo "no prebuild after 120 s" >&2; exit 1
+}
+unmount() { fusermount3 -u "$MNT"; mounted=""; }
+
+# 2. First ls -lR of /events: at once after mount (settling and the listing scan included), and on a fresh
+#    mount once its scan is done (the kernel's caches cold, the daemon's listings built).
+mount_fresh
+t0=$(now); ls -lR "$MNT/events" > /dev/null; t1=$(now)
+ls_at_mount=$(ms "$t0" "$t1")
+wait_prebuilt
+# "debug photofs.mount: events=3176 ms=412.5 [PhotoFS] events settled"
+mount_settle=$(sed -n 's/.* ms=\([0-9.]*\) .*events settled.*/\1/p' "$WORK/cache/photofs.log" | head -1 | xargs printf '%.0f')
+unmount
+mount_fresh
+wait_prebuilt
+t0=$(now); ls -lR "$MNT/events" > /dev/null; t1=$(now)
+ls_first=$(ms "$t0" "$t1")
+t0=$(now); ls -lR "$MNT/events" > /dev/null; t1=$(now)
+ls_warm=$(ms "$t0" "$t1")
+files=$(find "$MNT/events" -type f | wc -l)
+dirs=$(find "$MNT/events" -type d | wc -l)
+# The same names as empty files on tmpfs, listed warm by ls -lR (the floor for a listing).
+rm -rf "$TMPFS"
+(cd "$MNT/events" && find . -type d -print0 | (mkdir -p "$TMPFS" && cd "$TMPFS" && xargs -0 mkdir -p))
+(cd "$MNT/events" && find . -type f -print0 | (cd "$TMPFS" && xargs -0 touch))
+ls -lR "$TMPFS" > /dev/null
+t0=$(now); ls -lR "$TMPFS" > /dev/null; t1=$(now)
+ls_tmpfs=$(ms "$t0" "$t1")
+rm -rf "$TMPFS"
+unmount
+
+# 3. Cold searches: each query's first lookup in a fresh mount (after its scan, so nothing competes).
+mount_fresh
+wait_prebuilt
+search_row() { # query
+  local t0 t1 count
+  t0=$(now); count=$(ls "$MNT/search/$1" | wc -l); t1=$(now)
+  echo "| \`ls mnt/search/$1\` (cold) | $count | $(ms "$t0" "$t1") ms |"
+}
+searches=$(for query in harbour photo p "harbour 201" place:townkal; do search_row "$query"; done)
+unmount
+
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+{
+  echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC'), load average before the table: $load, $(nproc) cores."
+  echo
+  echo "| what | figure | target |"
+  echo "| --- | --- | --- |"
+  echo "| import of 100,000 photos (debug, \`Catalog.applyImport\`, 200 pages) | $import_s s | |"
+  echo "| first settle at import: cluster + store $events events (same build) | $settle_s s ($(echo "100 * $settle_s / $import_s" | bc -l | xargs printf '%.1f') % of the import) | ≤ 10 % |"
+  echo "| clustering at mount, events already settled (same build) | $remount_s s ($(echo "100 * $remount_s / $import_s" | bc -l | xargs printf '%.1f') %) | ≤ 10 % |"
+  echo "| clustering at mount, release daemon (its log) | $mount_settle ms | |"
+  echo "| first \`ls -lR mnt/events\` at once after mount ($dirs directories, $files files) | $ls_at_mount ms | |"
+  echo "| first \`ls -lR mnt/events\` after the mount's scan | $ls_first ms ($(echo "$ls_first / $ls_tmpfs" | bc -l | xargs printf '%.2f') × tmpfs) | ≤ 2 × tmpfs |"
+  echo "| again (kernel caches warm) | $ls_warm ms | |"
+  echo "| the same tree on tmpfs, warm | $ls_tmpfs ms | |"
+  echo
+  echo "| query | results | time | "
+  echo "| --- | --- | --- |"
+  echo "$searches"
+} | tee "$WORK/finding.md"
