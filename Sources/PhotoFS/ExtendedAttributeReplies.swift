@@ -86,7 +86,7 @@ extension PhotoFilesystem {
             }
             return ExtendedAttributeBuilder.album(description: description)
         case .root, .regions, .moments, .recent, .albums, .photographer, .year, .events, .search, .eventYear, .event,
-             .searchResults:
+             .searchResults, .people, .favorites, .person:
             return .empty
         }
     }

@@ -89,7 +89,8 @@ extension PhotoFilesystem {
     static func isPrebuilt(_ node: Node) -> Bool {
         switch node {
         case .year, .photographer, .regions, .moments, .albums, .region: return true
-        case .root, .recent, .album, .photo, .events, .search, .eventYear, .event, .searchResults: return false
+        case .root, .recent, .album, .photo, .events, .search, .eventYear, .event, .searchResults, .people, .favorites,
+             .person: return false
         }
     }
 

@@ -429,6 +429,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         case .photographer(let region, _): return Node.region(region).inode
         case .year: return Node.moments.inode
         case .album: return Node.albums.inode
+        case .person: return Node.people.inode
         default: return Node.root.inode
         }
     }
@@ -548,6 +549,15 @@ public final class PhotoFilesystem: @unchecked Sendable {
                                       servedExtension: variantExtension) { TreeBuilder.linkCount(of: $0, inRecent: true) }
         case .photo:
             throw FilesystemError(.notADirectory, "a photo is not a directory")
+        case .people:
+            return TreeBuilder.people(try catalog.people(), newest: try catalog.newestMomentAt())
+        case .person(let key):
+            guard let person = try catalog.people().first(where: { $0.key == key }) else {
+                throw FilesystemError(.notFound, "no person \(key)")
+            }
+            return photoListing(try catalog.photos(ofPerson: person.id), node: node, style: .title)
+        case .favorites:
+            return photoListing(try catalog.favoritePhotos(), node: node, style: .title)
         case .events, .search, .eventYear, .event, .searchResults:
             // Not in the root listing yet: their builders are in PhotoTree (EventTreeBuilder, SearchTreeBuilder).
             throw FilesystemError(.notFound, "/events and /search are not wired into this mount yet")
@@ -645,7 +655,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
             let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(seq)
             updated.linkCount = TreeBuilder.linkCount(albumLinks: attributes.albumLinks, inRecent: inRecent)
             return updated
-        case .regions, .moments, .recent, .albums:
+        case .regions, .moments, .recent, .albums, .people, .favorites:
             return try listing(of: attributes.node).attributes
         default:
             return attributes
@@ -656,7 +666,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         try photoRows.value(for: seq) { try catalogRead(logging: logger) { try catalog.photo(seq: seq) } }
     }
 
-    /// A photo's names: /regions, /moments, each album, and /recent while it is there.
+    /// A photo's names: /regions, /moments, each album, /favorites, each person, and /recent while it is there.
     private func linkCount(of photo: PhotoRecord) throws -> UInt32 {
         let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(photo.seq)
         return TreeBuilder.linkCount(of: photo, inRecent: inRecent)

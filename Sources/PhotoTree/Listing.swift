@@ -13,7 +13,8 @@ public struct NodeAttributes: Equatable, Sendable {
     public var linkCount: UInt32
     /// Only the owner may read it (a private photo, or a directory of nothing else).
     public var isPrivate = false
-    /// A photo's names in /albums (each one more link); `TreeBuilder.linkCount` adds /recent's at reply time.
+    /// A photo's names in /albums, /favorites and /people (each one more link); `TreeBuilder.linkCount` adds
+    /// /recent's at reply time.
     public var albumLinks: UInt32 = 0
 
     public var inode: UInt64 { node.inode }
@@ -90,25 +91,33 @@ public enum TreeBuilder {
     public static func photoAttributes(_ photo: PhotoRecord, linkCount: UInt32) -> NodeAttributes {
         let size = min(max(photo.byteSize ?? 0, 0), CatalogLimits.maxByteSize)
         return NodeAttributes(node: .photo(seq: photo.seq), size: size, mtime: photo.momentAt, linkCount: linkCount,
-                              isPrivate: !photo.visibility.isPublic,
-                              albumLinks: UInt32(clamping: max(0, photo.albumCount)))
+                              isPrivate: !photo.visibility.isPublic, albumLinks: extraLinks(of: photo))
     }
 
-    /// A photo has a name in /regions and in /moments, one in each album that holds it, and one more while
-    /// it is in /recent. Saturates instead of overflowing.
+    /// A photo's names beyond /regions, /moments and /recent: one in each album that holds it, one in
+    /// /favorites when it is a favourite, one under each named person in it.
+    static func extraLinks(of photo: PhotoRecord) -> UInt32 {
+        let (sum, overflow) = UInt32(clamping: max(0, photo.albumCount))
+            .addingReportingOverflow(UInt32(clamping: max(0, photo.markCount)))
+        return overflow ? UInt32.max : sum
+    }
+
+    /// A photo has a name in /regions and in /moments, one in each album, in /favorites and under each person
+    /// that holds it (`albumLinks`), and one more while it is in /recent. Saturates instead of overflowing.
     public static func linkCount(albumLinks: UInt32, inRecent: Bool) -> UInt32 {
         let (sum, overflow) = albumLinks.addingReportingOverflow(inRecent ? 3 : 2)
         return overflow ? UInt32.max : sum
     }
 
     public static func linkCount(of photo: PhotoRecord, inRecent: Bool) -> UInt32 {
-        linkCount(albumLinks: UInt32(clamping: max(0, photo.albumCount)), inRecent: inRecent)
+        linkCount(albumLinks: extraLinks(of: photo), inRecent: inRecent)
     }
 
-    /// The top directories, always present (an empty /albums for a library without albums, so the layout
-    /// does not depend on what was imported).
+    /// The top directories, always present (an empty /albums, /people or /favorites for a library without
+    /// them, so the layout does not depend on what was imported).
     public static func root(newest: Int64) -> DirectoryListing {
-        let entries = [("regions", Node.regions), ("moments", .moments), ("recent", .recent), ("albums", .albums)]
+        let entries = [("regions", Node.regions), ("moments", .moments), ("recent", .recent), ("albums", .albums),
+                       ("people", .people), ("favorites", .favorites)]
             .map { name, node in
                 DirectoryEntry(name: name, attributes: directoryAttributes(node, newest: newest, subdirectories: 0))
             }
@@ -128,6 +137,24 @@ public enum TreeBuilder {
                                                 isPrivate: !album.hasPublicPhotos))
         }
         return DirectoryListing(attributes: directoryAttributes(.albums, newest: newest, subdirectories: entries.count),
+                                entries: sortedByName(entries))
+    }
+
+    /// `/people`: one directory per named person with photos, named by the name and de-duplicated by the
+    /// source's person id as albums are (two people called "Anna" become "Anna" and "Anna (…)"), in person
+    /// id order so a name does not move when people are added. Two people whose keys collide (`PersonRecord.key`)
+    /// would share an inode: the second is left out.
+    public static func people(_ people: [PersonRecord], newest: Int64) -> DirectoryListing {
+        var namer = UniqueNamer()
+        var keys = Set<Int64>()
+        let entries = people.sorted { $0.id < $1.id }.filter { keys.insert($0.key).inserted }.map { person in
+            DirectoryEntry(
+                name: namer.claim(stem: FileNaming.sanitize(person.name, fallback: fallbackDirectoryName),
+                                  id: person.id, extension: nil),
+                attributes: directoryAttributes(.person(person.key), newest: person.newestMomentAt, subdirectories: 0,
+                                                isPrivate: !person.hasPublicPhotos))
+        }
+        return DirectoryListing(attributes: directoryAttributes(.people, newest: newest, subdirectories: entries.count),
                                 entries: sortedByName(entries))
     }
 
@@ -202,8 +229,8 @@ public enum TreeBuilder {
             names[photo.seq].map { DirectoryEntry(name: $0, attributes: photoAttributes(photo, linkCount: linkCount(photo))) }
         }
         let newest = photos.map(\.momentAt).max() ?? 0
-        // A directory of only private photos is private too, except /recent, which is always there.
-        let isPrivate = node != .recent && !photos.isEmpty && !photos.contains { $0.visibility.isPublic }
+        // A directory of only private photos is private too, except /recent and /favorites, which are always there.
+        let isPrivate = node != .recent && node != .favorites && !photos.isEmpty && !photos.contains { $0.visibility.isPublic }
         return DirectoryListing(attributes: directoryAttributes(node, newest: newest, subdirectories: 0,
                                                                 isPrivate: isPrivate),
                                 entries: entries)

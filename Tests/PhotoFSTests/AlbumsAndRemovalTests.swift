@@ -28,7 +28,7 @@ final class AlbumsAndRemovalTests: XCTestCase {
         XCTAssertEqual(try fs.lookup(parent: harbour.attributes.inode, name: inAlbum.name),
                        try fs.lookup(parent: fixture.yearInode, name: inYear.name))
         XCTAssertEqual(fs.parent(of: harbour.attributes.inode), Node.albums.inode)
-        XCTAssertEqual(try fs.listing(of: Node.root.inode).entries.map(\.name), ["regions", "moments", "recent", "albums"])
+        XCTAssertEqual(try fs.listing(of: Node.root.inode).entries.map(\.name), ["regions", "moments", "recent", "albums", "people", "favorites"])
     }
 
     func testAPrivatePhotoIs0400AndAnAlbumOfThemIs0500() throws {

@@ -21,7 +21,7 @@ final class AlbumTreeTests: XCTestCase {
         XCTAssertEqual(listing.attributes.linkCount, 5)
         XCTAssertEqual(Node(inode: Node.album(2).inode), .album(2))
         XCTAssertEqual(Node(inode: Node.albums.inode), .albums)
-        XCTAssertEqual(TreeBuilder.root(newest: 0).entries.map(\.name), ["regions", "moments", "recent", "albums"])
+        XCTAssertEqual(TreeBuilder.root(newest: 0).entries.map(\.name), ["regions", "moments", "recent", "albums", "people", "favorites"])
     }
 
     func testPrivatePhotosAre0400AndADirectoryOfOnlyThem0500() {
