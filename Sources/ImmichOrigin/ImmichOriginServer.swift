@@ -31,6 +31,13 @@ public final class ImmichOriginServer: @unchecked Sendable {
     }
 
     public func start(port: UInt16 = 0) throws { try server.start(port: port) }
+    /// Told each request's route ("GET /api/assets/{id}/original") as it arrives: `photofs origin` prints them
+    /// for benchmarks that count requests from outside.
+    public var onRequest: (@Sendable (String) -> Void)? {
+        get { withLock { requestSink } }
+        set { withLock { requestSink = newValue } }
+    }
+    private var requestSink: (@Sendable (String) -> Void)?
     public func stop() { server.stop() }
     /// "http://127.0.0.1:PORT": what `photofs login immich --server` takes.
     public var baseURL: String { server.baseURL }
@@ -134,6 +141,7 @@ public final class ImmichOriginServer: @unchecked Sendable {
                 searchBodies.append(String(decoding: request.body, as: UTF8.self))
             }
             counts[ImmichOriginServer.route(request), default: 0] += 1
+            requestSink?(ImmichOriginServer.route(request))
             guard let index = scripted.firstIndex(where: { $0.matches(request) }) else { return nil }
             let response = scripted[index].response
             if let remaining = scripted[index].remaining {
