@@ -39,7 +39,7 @@ struct DemoCommand: ParsableCommand {
     var port: UInt16 = 18080
 
     @Option(help: "TCP port of the demo's Immich-format server on 127.0.0.1 (0 picks a free one).")
-    var immichPort: UInt16 = 18283
+    var immichPort: UInt16 = 18081
 
     @OptionGroup var logging: LoggingOptions
 
