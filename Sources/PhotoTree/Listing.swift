@@ -225,8 +225,19 @@ public enum TreeBuilder {
             names[photo.seq] = namer.claim(stem: stem(of: photo, style: style), id: photo.id,
                                            extension: fileExtension ?? servedExtension?(photo) ?? photo.fileExtension)
         }
-        let entries = photos.compactMap { photo in
+        var entries = photos.compactMap { photo in
             names[photo.seq].map { DirectoryEntry(name: $0, attributes: photoAttributes(photo, linkCount: linkCount(photo))) }
+        }
+        if case .year = node {
+            // Photos of one second (a burst; the bench's generated dates) in name order, the order `ls`, file
+            // managers and viewers step through: the listing order is what prefetch warms "the next" from, and
+            // with ties in seq order (Immich lists newest first, ties by id) it warmed photos the viewer was not
+            // about to open (bench/immich-notes.md). Names start with the moment, so this is name order.
+            // A year's photos come in moment order; mtime is the moment.
+            entries.sort { a, b in
+                if a.attributes.mtime != b.attributes.mtime { return a.attributes.mtime < b.attributes.mtime }
+                return a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
+            }
         }
         let newest = photos.map(\.momentAt).max() ?? 0
         // A directory of only private photos is private too, except /recent and /favorites, which are always there.

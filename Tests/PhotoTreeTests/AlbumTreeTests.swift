@@ -28,7 +28,7 @@ final class AlbumTreeTests: XCTestCase {
         var open = PhotoRecord(seq: 1, id: "1", title: "Open", originalURL: "u", byteSize: 1, contentType: "image/jpeg")
         var hidden = PhotoRecord(seq: 2, id: "2", title: "Hidden", originalURL: "u", byteSize: 1, contentType: "image/jpeg",
                                  visibility: .family, albumCount: 3)
-        let mixed = TreeBuilder.photos([open, hidden], in: .year(2020), style: .title) { TreeBuilder.linkCount(of: $0, inRecent: false) }
+        let mixed = TreeBuilder.photos([open, hidden], in: .album(1), style: .title) { TreeBuilder.linkCount(of: $0, inRecent: false) }
         XCTAssertEqual(mixed.entries.map(\.attributes.permissions), [0o444, 0o400])
         XCTAssertEqual(mixed.attributes.permissions, 0o555)
         XCTAssertEqual(mixed.entries.map(\.attributes.linkCount), [2, 5], "one more link per album")

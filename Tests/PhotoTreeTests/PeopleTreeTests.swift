@@ -56,3 +56,18 @@ final class PeopleTreeTests: XCTestCase {
         XCTAssertEqual(favourites.entries.first?.attributes.permissions, 0o400)
     }
 }
+
+final class BurstOrderTests: XCTestCase {
+    /// Photos of one second are listed in name order, whatever their import order: what `ls` and viewers step
+    /// through, and so what prefetch must call "the next photo".
+    func testPhotosOfOneSecondAreListedInNameOrderInAYear() {
+        let photos = [(3, "b"), (1, "c"), (2, "a"), (4, "d")].map { seq, title in
+            PhotoRecord(seq: Int64(seq), id: "\(seq)", title: title, momentAt: seq == 4 ? 200 : 100, originalURL: "u",
+                        byteSize: 1, contentType: "image/jpeg")
+        }.sorted { ($0.momentAt, $0.seq) < ($1.momentAt, $1.seq) }
+        let year = TreeBuilder.photos(photos, in: .year(1970), style: .moment) { _ in 2 }
+        XCTAssertEqual(year.entries.map { $0.name.split(separator: " ").last.map(String.init) }, ["a.jpg", "b.jpg", "c.jpg", "d.jpg"])
+        let album = TreeBuilder.photos(photos, in: .album(1), style: .title) { _ in 2 }
+        XCTAssertEqual(album.entries.map(\.name), ["c.jpg", "a.jpg", "b.jpg", "d.jpg"], "other folders keep the order given")
+    }
+}
