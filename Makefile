@@ -69,7 +69,8 @@ install: build
 # photographs, then measures photofs against them: fetching and listing (docs/benchmarks.md), resizing
 # (docs/benchmarks-resize.md), a file manager's look at a 200-photo folder (docs/benchmarks.md, "Desktop thumbnails"),
 # what a person feels over a WAN (40 ms round trips, 100 Mbit/s, made by bench/wanproxy.py: docs/benchmarks-wan.md),
-# and folder imports and local photos read through a mount (docs/benchmarks-folders.md).
+# folder imports and local photos read through a mount (docs/benchmarks-folders.md), and an Immich import and
+# mount against curl and a Flickr mount of the same photos (docs/benchmarks-immich.md).
 bench: deps-bench build
 	bash bench/run.sh
 	bash bench/resize.sh
@@ -77,9 +78,10 @@ bench: deps-bench build
 	bash bench/wan.sh
 	bash bench/floor.sh
 	bash bench/folders.sh
+	bash bench/immich.sh
 
 uninstall:
 	$(SUDO) rm -f $(PREFIX)/bin/photofs $(SBINDIR)/mount.fuse.photofs /etc/systemd/system/photofs@.service
 
 clean:
-	rm -rf .build $(TEST_BUILD) demo mnt thumbs backup bench-work bench-work-resize bench-work-thumbnails bench-work-screenshot bench-work-wan bench-work-floor bench-work-folders
+	rm -rf .build $(TEST_BUILD) demo mnt thumbs backup bench-work bench-work-resize bench-work-thumbnails bench-work-screenshot bench-work-wan bench-work-floor bench-work-folders bench-work-immich
