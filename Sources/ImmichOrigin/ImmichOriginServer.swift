@@ -6,7 +6,7 @@ import WebPImage
 
 /// Speaks the part of Immich's API (3.1.0, docs in /api) that photofs follows: `POST /api/search/metadata`
 /// (pages, `updatedAfter`, `withDeleted`, `albumIds`, `personIds`, `visibility`, `type`), `/api/albums`,
-/// `/api/people`, `/api/users/me`, `/api/users/{id}`, `/api/api-keys/me`, `/api/assets/{id}`, its original
+/// `/api/people`, `/api/users/me`, `/api/users/{id}`, `/api/api-keys/me`, `/api/assets/statistics`, `/api/assets/{id}`, its original
 /// (one Range) and its thumbnails (WebP 250 px short side, JPEG preview 1440 px), `/api/server/version`.
 /// Every request but the version needs `x-api-key`, checked against the key's permissions as Immich does.
 /// Tests edit the library between imports and script failures.
