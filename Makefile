@@ -69,8 +69,9 @@ install: build
 # photographs, then measures photofs against them: fetching and listing (docs/benchmarks.md), resizing
 # (docs/benchmarks-resize.md), a file manager's look at a 200-photo folder (docs/benchmarks.md, "Desktop thumbnails"),
 # what a person feels over a WAN (40 ms round trips, 100 Mbit/s, made by bench/wanproxy.py: docs/benchmarks-wan.md),
-# folder imports and local photos read through a mount (docs/benchmarks-folders.md), and /events and /search on
-# 100,000 photos (docs/events-and-search.md).
+# folder imports and local photos read through a mount (docs/benchmarks-folders.md), /events and /search on
+# 100,000 photos (docs/events-and-search.md), and an Immich import and mount against curl and a Flickr mount of
+# the same photos (docs/benchmarks-immich.md).
 bench: deps-bench build
 	bash bench/run.sh
 	bash bench/resize.sh
@@ -79,9 +80,10 @@ bench: deps-bench build
 	bash bench/floor.sh
 	bash bench/folders.sh
 	bash bench/finding.sh
+	bash bench/immich.sh
 
 uninstall:
 	$(SUDO) rm -f $(PREFIX)/bin/photofs $(SBINDIR)/mount.fuse.photofs /etc/systemd/system/photofs@.service
 
 clean:
-	rm -rf .build $(TEST_BUILD) demo mnt thumbs backup bench-work bench-work-resize bench-work-thumbnails bench-work-screenshot bench-work-wan bench-work-floor bench-work-folders bench-work-finding
+	rm -rf .build $(TEST_BUILD) demo mnt thumbs backup bench-work bench-work-resize bench-work-thumbnails bench-work-screenshot bench-work-wan bench-work-floor bench-work-folders bench-work-finding bench-work-immich

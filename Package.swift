@@ -39,7 +39,7 @@ let package = Package(
         // catalog → tree → content → filesystem logic → FUSE adapter → CLI
         .target(name: "PhotoCatalog", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "PhotoTree", dependencies: ["PhotoCatalog"]),
-        .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", "CHeif", "CCrypto",
+        .target(name: "PhotoContent", dependencies: ["PhotoCatalog", "CCurl", "CJPEG", "CPNG", "CHeif", "CWebP", "CCrypto",
                                                    .product(name: "Logging", package: "swift-log")]),
         // What a photo source is (listing, changes, places, measuring, credentials) and the importer that
         // drives any source into the catalog; Flickr is its first implementation.

@@ -74,12 +74,14 @@ public struct FlickrAccountStore: Sendable {
     static let maxAccounts = 100
 
     public let directory: String
-    private let notice: @Sendable (String) -> Void
+    private let file: PrivateConfigFile
 
     /// `notice` receives what the store repaired on its own (a directory made 0700).
     public init(directory: String, notice: @escaping @Sendable (String) -> Void = { _ in }) {
         self.directory = directory
-        self.notice = notice
+        self.file = PrivateConfigFile(directory: directory, name: FlickrAccountStore.fileName, maxSize: FlickrAccountStore.maxFileSize,
+                                      revokeAdvice: "revoke photofs's access in your Flickr account settings", notice: notice,
+                                      makeError: { AccountStoreError($0) })
     }
 
     /// `$XDG_CONFIG_HOME/photofs` when that is set to an absolute path (the XDG spec ignores a relative
@@ -92,15 +94,14 @@ public struct FlickrAccountStore: Sendable {
         return URL(fileURLWithPath: home).appendingPathComponent(".config/photofs").path
     }
 
-    public var path: String { URL(fileURLWithPath: directory).appendingPathComponent(FlickrAccountStore.fileName).path }
+    public var path: String { file.path }
 
     // MARK: Reading
 
     /// Every signed-in account, in the order they signed in; [] when there is no file.
     public func load() throws -> [FlickrAccount] {
-        guard FileManager.default.fileExists(atPath: directory) else { return [] }
-        try checkDirectory(create: false)
-        return try readAccounts()
+        guard let data = try file.read() else { return [] }
+        return try FlickrAccountStore.decode(data, path: path)
     }
 
     /// The account `selector` names (its NSID, or its username in any case), among those of `endpoint`
@@ -143,14 +144,14 @@ public struct FlickrAccountStore: Sendable {
     /// Adds `account`, replacing the same account of the same endpoint (a second login refreshes its token).
     public func save(_ account: FlickrAccount) throws {
         try FlickrAccountStore.validate(account, entry: "the new account")
-        try withLock {
-            var accounts = try readAccounts()
+        try file.update { data in
+            var accounts = try data.map { try FlickrAccountStore.decode($0, path: path) } ?? []
             accounts.removeAll { $0.isSameAccount(as: account) }
             guard accounts.count < FlickrAccountStore.maxAccounts else {
                 throw AccountStoreError("\(path) already holds \(accounts.count) accounts; sign some out first")
             }
             accounts.append(account)
-            try write(accounts)
+            return try FlickrAccountStore.encode(accounts)
         }
     }
 
@@ -158,108 +159,18 @@ public struct FlickrAccountStore: Sendable {
     /// when no account is left.
     @discardableResult
     public func remove(_ selector: String?, endpoint: String? = nil) throws -> FlickrAccount {
-        try withLock {
-            let gone = try account(selector, endpoint: endpoint)
-            let kept = try readAccounts().filter { !$0.isSameAccount(as: gone) }
-            if kept.isEmpty {
-                guard unlink(path) == 0 || errno == ENOENT else {
-                    throw AccountStoreError("cannot remove \(path): \(String(cString: strerror(errno)))")
-                }
-                fsyncDirectory()
-            } else {
-                try write(kept)
-            }
-            return gone
+        var gone: FlickrAccount?
+        try file.update { data in
+            let found = try account(selector, endpoint: endpoint)
+            gone = found
+            let kept = try (data.map { try FlickrAccountStore.decode($0, path: path) } ?? []).filter { !$0.isSameAccount(as: found) }
+            return kept.isEmpty ? nil : try FlickrAccountStore.encode(kept)
         }
-    }
-
-    // MARK: The directory
-
-    /// Makes the directory (0700) when asked to, and checks it is a directory of this user that nobody else
-    /// may enter; a wider one of this user is repaired to 0700, with a notice.
-    private func checkDirectory(create: Bool) throws {
-        if create {
-            // The parents as the XDG spec wants $XDG_CONFIG_HOME: 0700 when we make them.
-            var made: [String] = []
-            var probe = URL(fileURLWithPath: directory)
-            while !FileManager.default.fileExists(atPath: probe.path), probe.path != "/" {
-                made.append(probe.path)
-                probe.deleteLastPathComponent()
-            }
-            for path in made.reversed() where mkdir(path, 0o700) != 0 && errno != EEXIST {
-                throw AccountStoreError("cannot create \(path): \(String(cString: strerror(errno)))")
-            }
-        }
-        var info = stat()
-        guard stat(directory, &info) == 0 else {
-            throw AccountStoreError("cannot read \(directory): \(String(cString: strerror(errno)))")
-        }
-        guard info.st_mode & S_IFMT == S_IFDIR else { throw AccountStoreError("\(directory) is not a directory") }
-        guard info.st_uid == geteuid() else {
-            throw AccountStoreError("\(directory) belongs to user \(info.st_uid), not to you (\(geteuid())): not storing "
-                                    + "credentials there")
-        }
-        let mode = info.st_mode & 0o7777
-        if mode & 0o077 != 0 {
-            guard chmod(directory, 0o700) == 0 else {
-                throw AccountStoreError("\(directory) is mode \(FlickrAccountStore.octal(mode)) and cannot be made 0700: "
-                                        + String(cString: strerror(errno)))
-            }
-            notice("\(directory) was mode \(FlickrAccountStore.octal(mode)); repaired to 0700 so that only you can enter it")
-        }
-    }
-
-    /// Runs `body` holding an exclusive lock on the directory, so two logins at once cannot lose an account.
-    private func withLock<T>(_ body: () throws -> T) throws -> T {
-        try checkDirectory(create: true)
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw AccountStoreError("cannot open \(directory): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw AccountStoreError("cannot lock \(directory): \(String(cString: strerror(errno)))") }
-        }
-        defer { flock(fd, LOCK_UN) }
-        return try body()
+        guard let gone else { throw AccountStoreError("no Flickr account is signed in") }
+        return gone
     }
 
     // MARK: The file
-
-    private func readAccounts() throws -> [FlickrAccount] {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return [] }
-            if errno == ELOOP { throw AccountStoreError("\(path) is a symbolic link: refusing to read credentials through it") }
-            throw AccountStoreError("cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw AccountStoreError("cannot read \(path): \(String(cString: strerror(errno)))") }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw AccountStoreError("\(path) is not a regular file") }
-        guard info.st_uid == geteuid() else {
-            throw AccountStoreError("\(path) belongs to user \(info.st_uid), not to you (\(geteuid())): refusing its credentials")
-        }
-        let mode = info.st_mode & 0o7777
-        guard mode & 0o077 == 0 else {
-            throw AccountStoreError("\(path) is mode \(FlickrAccountStore.octal(mode)): other users may have read its secrets. "
-                                    + "If that is possible, revoke photofs's access in your Flickr account settings, then "
-                                    + "run `chmod 600 \(path)` (or delete the file and sign in again)")
-        }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw AccountStoreError("cannot read \(path): \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { break }
-            data.append(contentsOf: buffer[0..<n])
-            guard data.count <= FlickrAccountStore.maxFileSize else {
-                throw AccountStoreError("\(path) is larger than \(FlickrAccountStore.maxFileSize) bytes: not an accounts file")
-            }
-        }
-        return try FlickrAccountStore.decode(data, path: path)
-    }
 
     /// The accounts in a file's bytes; every error names the entry and field, never a value.
     static func decode(_ data: Data, path: String) throws -> [FlickrAccount] {
@@ -350,53 +261,6 @@ public struct FlickrAccountStore: Sendable {
         } catch {
             throw AccountStoreError("cannot encode the accounts: \(error)")
         }
-    }
-
-    /// Atomically replaces the file: a 0600 temporary file in the same directory, written, fsynced, renamed
-    /// over the old one, then the directory fsynced so the rename survives a crash.
-    private func write(_ accounts: [FlickrAccount]) throws {
-        let data = try FlickrAccountStore.encode(accounts)
-        let temporary = URL(fileURLWithPath: directory)
-            .appendingPathComponent(".\(FlickrAccountStore.fileName).\(getpid()).\(UInt32.random(in: .min ... .max)).tmp").path
-        // O_EXCL and O_NOFOLLOW: never write through a name someone else prepared.
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw AccountStoreError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        var renamed = false
-        defer { if !renamed { unlink(temporary) } }
-        do {
-            defer { close(fd) }
-            // The umask may have taken bits away; nothing may have added any, but say exactly what we mean.
-            guard fchmod(fd, 0o600) == 0 else { throw AccountStoreError("cannot chmod \(temporary): \(String(cString: strerror(errno)))") }
-            try data.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        throw AccountStoreError("cannot write \(temporary): \(String(cString: strerror(errno)))")
-                    }
-                    offset += n
-                }
-            }
-            guard fsync(fd) == 0 else { throw AccountStoreError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
-        }
-        guard rename(temporary, path) == 0 else {
-            throw AccountStoreError("cannot replace \(path): \(String(cString: strerror(errno)))")
-        }
-        renamed = true
-        fsyncDirectory()
-    }
-
-    private func fsyncDirectory() {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
-    }
-
-    static func octal(_ mode: mode_t) -> String {
-        let text = String(mode, radix: 8)
-        return String(repeating: "0", count: max(0, 4 - text.count)) + text
     }
 }
 

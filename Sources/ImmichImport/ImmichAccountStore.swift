@@ -39,7 +39,8 @@ public struct ImmichAccountStore: Sendable {
     public init(directory: String, notice: @escaping @Sendable (String) -> Void = { _ in }) {
         self.directory = directory
         self.file = PrivateConfigFile(directory: directory, name: ImmichAccountStore.fileName, maxSize: ImmichAccountStore.maxFileSize,
-                                      revokeAdvice: "revoke the API key in Immich (Account Settings → API Keys)", notice: notice)
+                                      revokeAdvice: "revoke the API key in Immich (Account Settings → API Keys)", notice: notice,
+                                      makeError: { AccountFileError($0) })
     }
 
     public var path: String { file.path }

@@ -62,15 +62,19 @@ public struct ImmichAssetMapping: Sendable {
         let checksum = ImmichAssetMapping.text(asset["checksum"]).flatMap(ImmichAssetMapping.checksumHex)
         let original = server + "/api/assets/\(id.lowercased())/original" + (checksum.map { "#sha1=\($0)" } ?? "")
         var renditions: [Rendition] = []
-        // Immich's preview: JPEG, short side 1440 px, never enlarged. Known from the asset's own size only.
+        // Immich's renditions: `thumbnail` (WebP, short side 250 px) and `preview` (JPEG, short side 1440 px),
+        // never enlarged; their sizes are known from the asset's own only. Desktop thumbnails (256 px on the long
+        // side) come from the WebP one whenever its long side reaches 256, a --size mount from the smallest that
+        // is big enough; the original only when neither is.
         if let width = ImmichAssetMapping.integer(asset["width"]) ?? ImmichAssetMapping.integer(exif["exifImageWidth"]),
            let height = ImmichAssetMapping.integer(asset["height"]) ?? ImmichAssetMapping.integer(exif["exifImageHeight"]),
-           (1...65_535).contains(width), (1...65_535).contains(height), contentType != "image/heic" {
-            let scale = min(1, 1440 / Double(min(width, height)))
-            let previewWidth = max(1, Int((Double(width) * scale).rounded()))
-            let previewHeight = max(1, Int((Double(height) * scale).rounded()))
-            renditions.append(Rendition(label: "preview", url: server + "/api/assets/\(id.lowercased())/thumbnail?size=preview",
-                                        width: previewWidth, height: previewHeight))
+           (1...65_535).contains(width), (1...65_535).contains(height) {
+            for (label, short) in [("thumbnail", 250.0), ("preview", 1440.0)] {
+                let scale = min(1, short / Double(min(width, height)))
+                renditions.append(Rendition(label: label, url: server + "/api/assets/\(id.lowercased())/thumbnail?size=\(label)",
+                                            width: max(1, Int((Double(width) * scale).rounded())),
+                                            height: max(1, Int((Double(height) * scale).rounded()))))
+            }
         }
         var people: [String: String] = [:]
         for person in asset["people"]?.arrayValue ?? [] {

@@ -97,6 +97,15 @@ public final class ImmichSource: PhotoSource, @unchecked Sendable {
         return SourceIDPage(ids: ids, next: ImmichSource.next(assets?["nextPage"]), pageCount: nil, total: total, otherItems: others)
     }
 
+    /// `GET /api/assets/statistics?isTrashed=false`: the user's own images outside the trash and the locked
+    /// folder (timeline and archive), what the id listing would count. Needs `asset.statistics`; a key without
+    /// it (or a server that cannot answer) gives nil, and the id listing runs instead.
+    public func accountPhotoCount() throws -> Int? {
+        guard let answer = try? client.get("/assets/statistics?isTrashed=false"),
+              let images = ImmichAssetMapping.integer(answer["images"]), (0...Int64(Int32.max)).contains(images) else { return nil }
+        return Int(images)
+    }
+
     /// `GET /api/assets/{id}`: a trashed or missing asset is gone.
     public func stillExists(_ photoID: String) throws -> Bool? {
         guard ImmichAssetMapping.isUUID(photoID) else { return false }

@@ -21,7 +21,8 @@ public struct ImmichOriginAsset: Sendable {
     public var type: String
     public var originalFileName: String
     public var mimeType: String
-    public var bytes: Data
+    /// The original; its checksum follows every change.
+    public var bytes: Data { didSet { checksum = ImmichOriginAsset.sha1(bytes) } }
     public var width: Int
     public var height: Int
     /// Seconds since 1970 of the wall-clock capture time read as UTC.
@@ -45,10 +46,22 @@ public struct ImmichOriginAsset: Sendable {
         self.id = id; self.ownerID = ownerID; self.type = type; self.originalFileName = originalFileName; self.mimeType = mimeType
         self.bytes = bytes; self.width = width; self.height = height; self.localTime = localTime; self.utcOffset = utcOffset
         self.updatedAt = updatedAt; self.description = description; self.city = city; self.state = state; self.country = country
+        self.checksum = ImmichOriginAsset.sha1(bytes)
     }
 
-    /// Immich's checksum: SHA-1 of the bytes, base64.
-    public var checksum: String {
+    /// An asset whose checksum is known already (one file under many names, hashed once).
+    init(id: String, ownerID: String, originalFileName: String, mimeType: String, bytes: Data, checksum: String, width: Int,
+         height: Int, localTime: Int64, updatedAt: Date) {
+        self.id = id; self.ownerID = ownerID; self.type = "IMAGE"; self.originalFileName = originalFileName
+        self.mimeType = mimeType; self.bytes = bytes; self.checksum = checksum; self.width = width; self.height = height
+        self.localTime = localTime; self.utcOffset = 0; self.updatedAt = updatedAt
+    }
+
+    /// Immich's checksum: SHA-1 of the bytes, base64. Kept, not computed per answer: a listing of 10,000
+    /// megabyte photos would otherwise hash 10 GB.
+    public private(set) var checksum: String
+
+    static func sha1(_ bytes: Data) -> String {
         // Immich's checksum is the SHA-1 of the original, base64 (20 bytes); libcrypto's one-shot digest.
         var digest = [UInt8](repeating: 0, count: 20)
         var length: UInt32 = 0
@@ -100,6 +113,38 @@ public struct ImmichOriginLibrary: Sendable {
         ("München", "Bavaria", "Germany"), ("Paris", "Île-de-France", "France"), ("Reykjavík", nil, "Iceland"),
         (nil, nil, nil),
     ]
+
+    /// The JPEG and PNG files at `paths` (sorted), as the owner's photos, for benchmarks: each file is mapped,
+    /// not read, and hashed once however many names point to it; dates spread over 6 years by index, as
+    /// `DemoLibrary.external` spreads the Flickr origin's, so both libraries have the same year folders. No
+    /// albums, people or favourites. A file that is not a readable JPEG or PNG is left out.
+    public static func files(_ paths: [String], seed: UInt64 = 3100) -> ImmichOriginLibrary {
+        var random = SeededGenerator(seed: seed)
+        let owner = ImmichOriginUser(id: uuid(&random), name: "Ada Lovelace", email: "ada@example.org")
+        var library = ImmichOriginLibrary(owner: owner)
+        var known: [String: (bytes: Data, checksum: String, width: Int, height: Int)] = [:]
+        let base = Date(timeIntervalSince1970: 1_704_067_200)
+        for (index, path) in paths.sorted().enumerated() {
+            let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            let isPNG = name.lowercased().hasSuffix(".png")
+            if known[real] == nil {
+                guard let bytes = try? Data(contentsOf: URL(fileURLWithPath: real), options: .alwaysMapped) else { continue }
+                let size: (width: Int, height: Int)?
+                if isPNG { size = (try? ImageCodec.pngHeader(bytes)).map { ($0.width, $0.height) } } else { size = try? ImageCodec.jpegSize(bytes) }
+                guard let size else { continue }
+                known[real] = (bytes, ImmichOriginAsset.sha1(bytes), size.width, size.height)
+            }
+            guard let file = known[real] else { continue }
+            let local = MomentRangeSeconds.of(year: 2019 + index % 6, month: 1 + index % 12, day: 1 + index % 28,
+                                              hour: 12, minute: 0, second: 0)
+            library.assets.append(ImmichOriginAsset(
+                id: uuid(&random), ownerID: owner.id, originalFileName: name, mimeType: isPNG ? "image/png" : "image/jpeg",
+                bytes: file.bytes, checksum: file.checksum, width: file.width, height: file.height, localTime: local,
+                updatedAt: base.addingTimeInterval(Double(index))))
+        }
+        return library
+    }
 
     /// Album names a file system must survive: a separator, two albums of one name, dots, an empty name.
     static let albumNames = ["Summer/Winter 2023", "Family", "Family", "..", "", "日本の夏 🌸"]

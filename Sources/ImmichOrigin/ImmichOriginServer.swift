@@ -6,7 +6,7 @@ import WebPImage
 
 /// Speaks the part of Immich's API (3.1.0, docs in /api) that photofs follows: `POST /api/search/metadata`
 /// (pages, `updatedAfter`, `withDeleted`, `albumIds`, `personIds`, `visibility`, `type`), `/api/albums`,
-/// `/api/people`, `/api/users/me`, `/api/users/{id}`, `/api/api-keys/me`, `/api/assets/{id}`, its original
+/// `/api/people`, `/api/users/me`, `/api/users/{id}`, `/api/api-keys/me`, `/api/assets/statistics`, `/api/assets/{id}`, its original
 /// (one Range) and its thumbnails (WebP 250 px short side, JPEG preview 1440 px), `/api/server/version`.
 /// Every request but the version needs `x-api-key`, checked against the key's permissions as Immich does.
 /// Tests edit the library between imports and script failures.
@@ -18,6 +18,7 @@ public final class ImmichOriginServer: @unchecked Sendable {
     private var server: LoopbackHTTPServer!
     private var requestTargets: [String] = []
     private var requestHeaders: [[String: String]] = []
+    private var searchBodies: [String] = []
     private var counts: [String: Int] = [:]
     private var scripted: [(matches: @Sendable (ServerRequest) -> Bool, response: ServerResponse, remaining: Int?)] = []
     private var renditionCache: [String: Data] = [:]
@@ -30,6 +31,13 @@ public final class ImmichOriginServer: @unchecked Sendable {
     }
 
     public func start(port: UInt16 = 0) throws { try server.start(port: port) }
+    /// Told each request's route ("GET /api/assets/{id}/original") as it arrives: `photofs origin` prints them
+    /// for benchmarks that count requests from outside.
+    public var onRequest: (@Sendable (String) -> Void)? {
+        get { withLock { requestSink } }
+        set { withLock { requestSink = newValue } }
+    }
+    private var requestSink: (@Sendable (String) -> Void)?
     public func stop() { server.stop() }
     /// "http://127.0.0.1:PORT": what `photofs login immich --server` takes.
     public var baseURL: String { server.baseURL }
@@ -41,9 +49,12 @@ public final class ImmichOriginServer: @unchecked Sendable {
     public var targets: [String] { withLock { requestTargets } }
     /// Every request's headers (names lower-cased).
     public var headersSeen: [[String: String]] { withLock { requestHeaders } }
+    /// The JSON bodies of the `POST /api/search/metadata` requests, in order (an incremental import's has
+    /// `updatedAfter`).
+    public var searchRequests: [String] { withLock { searchBodies } }
     /// Requests per "METHOD /api/path" with ids replaced by {id} ("GET /api/assets/{id}/original").
     public func count(_ route: String) -> Int { withLock { counts[route] ?? 0 } }
-    public func resetCounters() { withLock { counts = [:]; requestTargets = []; requestHeaders = [] } }
+    public func resetCounters() { withLock { counts = [:]; requestTargets = []; requestHeaders = []; searchBodies = [] } }
     public func bytes(of id: String) -> Data? { withLock { library.asset(id)?.bytes } }
 
     // MARK: Edits between imports (each moves the asset's updatedAt, as Immich does)
@@ -126,7 +137,11 @@ public final class ImmichOriginServer: @unchecked Sendable {
             }
             requestTargets.append(target)
             requestHeaders.append(request.headers)
+            if request.method == "POST" && request.path == "/api/search/metadata" {
+                searchBodies.append(String(decoding: request.body, as: UTF8.self))
+            }
             counts[ImmichOriginServer.route(request), default: 0] += 1
+            requestSink?(ImmichOriginServer.route(request))
             guard let index = scripted.firstIndex(where: { $0.matches(request) }) else { return nil }
             let response = scripted[index].response
             if let remaining = scripted[index].remaining {
@@ -167,6 +182,8 @@ public final class ImmichOriginServer: @unchecked Sendable {
             return ImmichOriginServer.jsonResponse(200, ["id": "5b7c35a8-0d0f-4b8e-9d8e-1c1d3a7a9f10", "name": "photofs",
                                                          "permissions": permissions, "createdAt": "2024-01-01T00:00:00.000Z",
                                                          "updatedAt": "2024-01-01T00:00:00.000Z"])
+        case ("GET", "assets") where parts.count == 3 && parts[2] == "statistics":
+            return need("asset.statistics") ?? statistics(request)
         case ("GET", "assets"), ("HEAD", "assets"):
             guard parts.count >= 3 else { break }
             guard ImmichOriginServer.isUUID(parts[2]) else { return ImmichOriginServer.badID() }
@@ -217,6 +234,19 @@ public final class ImmichOriginServer: @unchecked Sendable {
             "albums": ["total": 0, "count": 0, "items": [], "facets": [], "nextPage": NSNull()],
             "assets": ["total": matching.count, "count": items.count, "items": items, "facets": [], "nextPage": next],
         ])
+    }
+
+    /// Immich's counts of the user's own assets: timeline and archive (hidden and locked left out), in the trash
+    /// or not as `isTrashed` says (both without it).
+    private func statistics(_ request: ServerRequest) -> ServerResponse {
+        let trashed = request.query["isTrashed"].map { $0 == "true" }
+        let (assets, owner) = withLock { (library.assets, library.owner) }
+        let counted = assets.filter { asset in
+            asset.ownerID == owner.id && (asset.visibility == "timeline" || asset.visibility == "archive")
+                && (trashed.map { asset.isTrashed == $0 } ?? true)
+        }
+        let images = counted.filter { $0.type == "IMAGE" }.count
+        return ImmichOriginServer.jsonResponse(200, ["images": images, "videos": counted.count - images, "total": counted.count])
     }
 
     private func albums() -> ServerResponse {

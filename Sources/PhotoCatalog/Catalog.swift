@@ -417,7 +417,8 @@ public final class Catalog: @unchecked Sendable {
                 """, arguments: [limit])) { row in
                 // INTEGER affinity stores an integral real as an integer, so an integer is the only value
                 // `moment_year = ?` with a year can match.
-                (try PhotoRecord.decode(listingRow: row), ColumnReader(row, table: "photo").lenientInteger(11))
+                (try PhotoRecord.decode(listingRow: row),
+                 ColumnReader(row, table: "photo").lenientInteger(PhotoRecord.listingColumnCount))
             }
         }
     }

@@ -81,8 +81,7 @@ extension Catalog {
 
     /// Listing rows (`PhotoRecord.listingColumns`) of an album's usable photos, in the album's order.
     public func photos(inAlbum albumID: Int64) throws -> [PhotoRecord] {
-        let columns = PhotoRecord.listingColumns.split(separator: ",").map { "p." + $0.trimmingCharacters(in: .whitespaces) }
-            .joined(separator: ", ")
+        let columns = PhotoRecord.listingColumns(of: "p")
         return try read { db in
             try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT \(columns) FROM album_photo m JOIN photo p ON p.seq = m.photo_seq

@@ -30,6 +30,9 @@ public struct PhotoDetails: Equatable, Sendable {
     public var placeName: String?
     /// Titles of the albums holding the photo, in the catalog's album order (the order /albums numbers them).
     public var albumTitles: [String]
+    /// Names of the named people in the photo (Immich), by name; and whether it is a favourite.
+    public var personNames: [String] = []
+    public var isFavorite = false
     /// The kinds of source this library was imported from (`sync_state.source_kind`, "flickr"), sorted and
     /// distinct; empty for a library that records none (imports before accounts, test fixtures). Photos do
     /// not record their source, so a library of one kind is the only case where a photo's origin is known.
@@ -92,6 +95,14 @@ extension Catalog {
                 SELECT a.title FROM album_photo m JOIN album a ON a.id = m.album_id
                 WHERE m.photo_seq = ? ORDER BY a.id
                 """, arguments: [seq]).compactMap { ColumnReader($0, table: "album").lenientText(0) }
+            if let id = details.id {
+                details.personNames = try Row.fetchAll(db, sql: """
+                    SELECT r.name FROM person_photo m JOIN person r ON r.id = m.person_id WHERE m.photo_id = ?
+                    ORDER BY r.name, r.id
+                    """, arguments: [id]).compactMap { ColumnReader($0, table: "person").lenientText(0) }
+                details.isFavorite = try Catalog.integer(db, sql: "SELECT 1 FROM favorite_photo WHERE photo_id = ?",
+                                                         arguments: [id]) != nil
+            }
             details.sourceKinds = try Catalog.sourceKinds(db)
             return details
         }

@@ -35,13 +35,16 @@ public struct PhotoRecord: Equatable, Sendable {
     public var lastUpdate: Int64?
     /// How many albums hold the photo (each is one more name, so one more link).
     public var albumCount: Int
+    /// Its names in /favorites (0 or 1) and /people (one per named person in it): more links, as albums are.
+    public var markCount: Int
 
     public init(seq: Int64 = 0, id: String, title: String, description: String = "", photographerID: Int64 = 0,
                 regionID: Int64 = 0, placeID: String? = nil, dateTaken: String? = nil, momentAt: Int64 = 0,
                 momentYear: Int = 1970, uploadedAt: Int64? = nil, originalURL: String, thumbnailURL: String? = nil,
                 byteSize: Int64? = nil, contentType: String? = nil, etag: String? = nil, lastModified: String? = nil,
                 latitude: Double? = nil, longitude: Double? = nil, visibility: PhotoVisibility = .everyone,
-                tags: [String] = [], views: Int64? = nil, lastUpdate: Int64? = nil, albumCount: Int = 0) {
+                tags: [String] = [], views: Int64? = nil, lastUpdate: Int64? = nil, albumCount: Int = 0,
+                markCount: Int = 0) {
         self.seq = seq; self.id = id; self.title = title; self.description = description
         self.photographerID = photographerID; self.regionID = regionID; self.placeID = placeID
         self.dateTaken = dateTaken; self.momentAt = momentAt; self.momentYear = momentYear
@@ -50,6 +53,7 @@ public struct PhotoRecord: Equatable, Sendable {
         self.lastModified = lastModified; self.latitude = latitude; self.longitude = longitude
         self.visibility = visibility; self.tags = tags; self.views = views; self.lastUpdate = lastUpdate
         self.albumCount = albumCount
+        self.markCount = markCount
     }
 
     /// The calendar year (UTC, like the stored moment) a moment falls in: the photo's /moments directory.
@@ -71,6 +75,7 @@ public struct PhotoRecord: Equatable, Sendable {
         "seq", "id", "title", "description", "photographer_id", "region_id", "place_id", "date_taken", "moment_at",
         "moment_year", "uploaded_at", "original_url", "thumbnail_url", "byte_size", "content_type", "etag",
         "last_modified", "latitude", "longitude", "visibility", "tags", "views", "last_update", "album_count",
+        "mark_count",
     ]
     static let columns = columnNames.joined(separator: ", ")
     /// The columns qualified by a table alias, for joins.
@@ -78,7 +83,15 @@ public struct PhotoRecord: Equatable, Sendable {
 
     /// What a directory listing needs (names, sizes, times): a third of the columns, and none of the long
     /// texts (description, URLs), which halves the cost of decoding a 17,500-photo year.
-    static let listingColumns = "seq, id, title, photographer_id, region_id, moment_at, moment_year, byte_size, content_type, visibility, album_count"
+    static let listingColumns = "seq, id, title, photographer_id, region_id, moment_at, moment_year, byte_size, content_type, visibility, album_count, mark_count"
+
+    /// How many columns `listingColumns` selects: the index of a column selected after them.
+    static var listingColumnCount: Int { listingColumns.split(separator: ",").count }
+
+    /// `listingColumns` qualified by a table alias, for joins.
+    static func listingColumns(of alias: String) -> String {
+        listingColumns.split(separator: ",").map { "\(alias)." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+    }
 
     /// Decodes a row selected with `listingColumns`; throws `BadRow` for a row the tree must not see.
     static func decode(listingRow row: Row) throws -> PhotoRecord {
@@ -92,6 +105,7 @@ public struct PhotoRecord: Equatable, Sendable {
         photo.contentType = try reader.nullableText(8, "content_type")
         photo.visibility = visibility(reader, at: 9)
         photo.albumCount = albumCount(reader, at: 10)
+        photo.markCount = albumCount(reader, at: 11)
         return photo
     }
 
@@ -101,7 +115,7 @@ public struct PhotoRecord: Equatable, Sendable {
         PhotoVisibility(rawValue: Int(truncatingIfNeeded: reader.lenientInteger(index) ?? 0))
     }
 
-    /// 0 ... `CatalogLimits.maxAlbumsPerPhoto`: it only adds to a link count.
+    /// 0 ... `CatalogLimits.maxAlbumsPerPhoto`: it only adds to a link count (album_count and mark_count).
     private static func albumCount(_ reader: ColumnReader, at index: Int) -> Int {
         Int(min(max(reader.lenientInteger(index) ?? 0, 0), CatalogLimits.maxAlbumsPerPhoto))
     }
@@ -133,6 +147,7 @@ public struct PhotoRecord: Equatable, Sendable {
         photo.views = reader.lenientInteger(21).map { max(0, $0) }
         photo.lastUpdate = reader.lenientInteger(22)
         photo.albumCount = albumCount(reader, at: 23)
+        photo.markCount = albumCount(reader, at: 24)
         return photo
     }
 

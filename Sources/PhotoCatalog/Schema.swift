@@ -277,8 +277,24 @@ enum Schema {
         }
         registerEventsMigration(&migrator)
         registerSearchMigration(&migrator)
+        migrator.registerMigration(markCountMigration) { db in
+            // A photo's names in /favorites and /people, kept by `applyMarks` as album_count is by the album
+            // writes: a link count without two joins per lookup.
+            try db.execute(sql: """
+                ALTER TABLE photo ADD COLUMN mark_count INTEGER NOT NULL DEFAULT 0;
+                UPDATE photo SET mark_count = \(Schema.markCountSQL);
+                PRAGMA user_version = \(userVersion(of: markCountMigration));
+                """)
+        }
         return migrator
     }
 
     static let favoritesAndPeopleMigration = "favourites and people (Immich)"
+    static let markCountMigration = "a photo's names in /favorites and /people"
+
+    /// A photo's names in /favorites (0 or 1) and /people (its named people), from the marks' tables.
+    static let markCountSQL = """
+        (SELECT count(*) FROM favorite_photo WHERE photo_id = photo.id)
+            + (SELECT count(*) FROM person_photo m JOIN person r ON r.id = m.person_id WHERE m.photo_id = photo.id)
+        """
 }

@@ -29,11 +29,11 @@ public enum VariantSpec: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The format a variant of an original of `contentType` is served as: square thumbnails are PNG; a `fit`
-    /// variant keeps the original's format, except HEIC (which photofs decodes but does not write): JPEG.
+    /// variant keeps the original's format, except HEIC and WebP (which photofs decodes but does not write): JPEG.
     public func servedType(forOriginal contentType: String?) -> String {
         switch self {
         case .square: return "image/png"
-        case .fit: return contentType == "image/heic" ? "image/jpeg" : contentType ?? "image/jpeg"
+        case .fit: return contentType == "image/heic" || contentType == "image/webp" ? "image/jpeg" : contentType ?? "image/jpeg"
         }
     }
 
@@ -70,8 +70,9 @@ public enum VariantRenderer {
                               options: RenderOptions = RenderOptions()) throws -> RenderedVariant {
         let isJPEG = contentType == "image/jpeg"
         let isHEIC = contentType == "image/heic"
-        guard isJPEG || isHEIC || contentType == "image/png" else {
-            throw ImageCodecError(message: "variants are made from JPEG, PNG and HEIC only, not \(contentType)")
+        let isWebP = contentType == "image/webp"
+        guard isJPEG || isHEIC || isWebP || contentType == "image/png" else {
+            throw ImageCodecError(message: "variants are made from JPEG, PNG, HEIC and WebP only, not \(contentType)")
         }
         let fitType = spec.servedType(forOriginal: outputType ?? contentType)
         guard fitType == "image/jpeg" || fitType == "image/png" else {
@@ -87,6 +88,11 @@ public enum VariantRenderer {
             // Decoded whole and upright (libheif has no shrink-on-load; its own rotation is applied, so
             // `orientation` stays 1). Never unchanged: a HEIC is served as JPEG.
             image = try HeifDecoding.decode(source, maxPixels: options.maxPixels)
+            decodedSize = (image.width, image.height)
+        } else if isWebP {
+            // Immich's thumbnails (250 px on the short side): decoded whole, small; WebP carries no EXIF
+            // orientation Immich would not have applied already. Never unchanged: served as JPEG.
+            image = try WebPDecoding.decode(source, maxPixels: options.maxPixels)
             decodedSize = (image.width, image.height)
         } else if isJPEG {
             let stored = try ImageCodec.jpegSize(source)
@@ -246,6 +252,13 @@ public enum VariantRenderer {
             decoded = (header.width, header.height)
             channels = header.hasAlpha ? 4 : 3
             decoding = HeifDecoding.decodingBytes(header)
+        } else if contentType == "image/webp" {
+            guard let size = WebPDecoding.size(prefix) else { return nil }
+            guard size.width * size.height <= maxPixels else { return withSource(0) }
+            decoded = size
+            channels = 3
+            // libwebp's output, then its copy into a Swift array.
+            decoding = 2 * size.width * size.height * channels
         } else {
             return withSource(0)
         }

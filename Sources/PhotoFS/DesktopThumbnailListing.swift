@@ -17,8 +17,10 @@ extension PhotoFilesystem {
         case .albums: return "albums"
         case .events: return "events"
         case .search: return "search"
+        case .people: return "people"
+        case .favorites: return "favorites"
         case .photo: return nil
-        case .region, .year, .album, .photographer, .eventYear, .event, .searchResults:
+        case .region, .year, .album, .photographer, .eventYear, .event, .searchResults, .person:
             guard let parentNode = Node(inode: parent(of: node.inode)), let parentPath = directoryPath(of: parentNode),
                   let parentListing = try? listing(of: parentNode),
                   let entry = parentListing.entries.first(where: { $0.node == node }) else { return nil }

@@ -88,7 +88,7 @@ extension PhotoFilesystem {
         case .event(let key):
             return ExtendedAttributeBuilder.event(try events.event(key))
         case .root, .regions, .moments, .recent, .albums, .photographer, .year, .events, .search, .eventYear,
-             .searchResults:
+             .searchResults, .people, .favorites, .person:
             return .empty
         }
     }

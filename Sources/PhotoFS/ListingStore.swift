@@ -139,6 +139,15 @@ final class ListingStore: @unchecked Sendable {
             }
             return try SearchTree.results(of: query, number: number, catalog: catalog, logger: logger,
                                           servedExtension: servedExtension)
+        case .people:
+            return TreeBuilder.people(try catalog.people(), newest: try catalog.newestMomentAt())
+        case .person(let key):
+            guard let person = try catalog.people().first(where: { $0.key == key }) else {
+                throw FilesystemError(.notFound, "no person \(key)")
+            }
+            return photoListing(try catalog.photos(ofPerson: person.id), node: node, style: .title)
+        case .favorites:
+            return photoListing(try catalog.favoritePhotos(), node: node, style: .title)
         case .photo:
             throw FilesystemError(.notADirectory, "a photo is not a directory")
         }
@@ -154,7 +163,8 @@ final class ListingStore: @unchecked Sendable {
         case .eventYear: return .events
         case .event(let key): return ((try? events.event(key)).map { .eventYear($0.year) }) ?? .events
         case .searchResults: return .search
-        case .root, .regions, .moments, .recent, .albums, .events, .search, .photo: return .root
+        case .person: return .people
+        case .root, .regions, .moments, .recent, .albums, .events, .search, .people, .favorites, .photo: return .root
         }
     }
 
@@ -164,11 +174,12 @@ final class ListingStore: @unchecked Sendable {
     static func isPrebuilt(_ node: Node) -> Bool {
         switch node {
         case .year, .photographer, .regions, .moments, .albums, .region, .event: return true
-        case .root, .recent, .album, .photo, .events, .search, .eventYear, .searchResults: return false
+        case .root, .recent, .album, .photo, .events, .search, .eventYear, .searchResults, .people, .favorites,
+             .person: return false
         }
     }
 
-    /// Listings store a photo's link count without /recent (3 + its albums); `current` adds /recent's at
+    /// Listings store a photo's link count without /recent (3 + its albums, favourite and people); `current` adds /recent's at
     /// reply time, so a photo entering /recent does not invalidate every listing that shows it.
     func photoListing(_ photos: [PhotoRecord], node: Node, style: PhotoNameStyle) -> DirectoryListing {
         TreeBuilder.photos(photos, in: node, style: style, servedExtension: servedExtension) {
@@ -186,7 +197,7 @@ final class ListingStore: @unchecked Sendable {
             let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(seq)
             updated.linkCount = TreeBuilder.linkCount(albumLinks: attributes.albumLinks, inRecent: inRecent)
             return updated
-        case .regions, .moments, .recent, .albums, .events, .search:
+        case .regions, .moments, .recent, .albums, .events, .search, .people, .favorites:
             return try listing(of: attributes.node).attributes
         case .searchResults:
             // /search lists a query before searching it: its mode (0500 for results of only private photos)

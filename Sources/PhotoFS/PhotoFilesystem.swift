@@ -516,7 +516,8 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
     }
 
-    /// A photo's names: /regions, /moments, /events, each album, and /recent while it is there.
+    /// A photo's names: /regions, /moments, /events, each album, /favorites, each person, and /recent while it
+    /// is there.
     private func linkCount(of photo: PhotoRecord) throws -> UInt32 {
         let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(photo.seq)
         return TreeBuilder.linkCount(of: photo, inRecent: inRecent)

@@ -294,7 +294,8 @@ public final class VariantProducer: @unchecked Sendable {
                                    photoID: photo.id, url: url)
             }
             let type = ImageContentType.normalized(response.contentType ?? "")
-            guard response.status == 200, type == "image/jpeg" || type == "image/png" else {
+            // Flickr's renditions are JPEG, Immich's thumbnail WebP and its preview JPEG.
+            guard response.status == 200, type == "image/jpeg" || type == "image/png" || type == "image/webp" else {
                 throw ContentError(kind: response.status == 200 ? .wrongContentType(type) : .httpStatus(response.status),
                                    photoID: photo.id, url: url)
             }

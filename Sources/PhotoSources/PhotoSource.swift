@@ -41,6 +41,11 @@ public protocol PhotoSource: AnyObject, Sendable {
     /// list ids (deletions are then never detected).
     func idPage(_ cursor: PageCursor?) throws -> SourceIDPage?
 
+    /// How many photos the account has at the origin now, when one cheap request can say (nil: it cannot).
+    /// After a changes listing, a count equal to the library's own for the account means nothing was deleted
+    /// that the listing did not report, and the id listing is not needed.
+    func accountPhotoCount() throws -> Int?
+
     /// Whether the photo still exists for this listing's viewer, asked one photo at a time before an import
     /// deletes it (nil: the source cannot tell, and the id listing is trusted).
     func stillExists(_ photoID: String) throws -> Bool?
@@ -324,6 +329,8 @@ extension PhotoSource {
     public func prepare() throws {}
     /// Sources that cannot ask about one photo trust their id listing.
     public func stillExists(_ photoID: String) throws -> Bool? { nil }
+    /// Sources that cannot count cheaply list ids after every import.
+    public func accountPhotoCount() throws -> Int? { nil }
     /// Sources that follow an account find deletions through its id listing.
     public func removedPhotoIDs() throws -> [String] { [] }
 }

@@ -49,13 +49,16 @@ public enum ExtendedAttributeBuilder {
         public static let latitude = "user.photofs.latitude"
         public static let longitude = "user.photofs.longitude"
         public static let albums = "user.photofs.albums"
+        /// Named people in the photo (Immich), one a line, and "1" on a favourite.
+        public static let people = "user.photofs.people"
+        public static let favorite = "user.photofs.favorite"
     }
 
     /// Every name a photo can carry, in listing order: a name outside it is answered ENODATA without
     /// reading the catalog (KDE asks every file for `user.baloo.rating`, which photofs never has).
     public static let photoNames: [String] = [
         Name.originURL, Name.comment, Name.tags, Name.creator, Name.id, Name.taken, Name.region, Name.place,
-        Name.latitude, Name.longitude, Name.albums,
+        Name.latitude, Name.longitude, Name.albums, Name.people, Name.favorite,
     ]
     /// Every name a directory can carry.
     public static let directoryNames: [String] = [Name.comment]
@@ -66,7 +69,7 @@ public enum ExtendedAttributeBuilder {
         case .photo: return photoNames
         case .region, .album, .event: return directoryNames
         case .root, .regions, .moments, .recent, .albums, .photographer, .year, .events, .search, .eventYear,
-             .searchResults: return []
+             .searchResults, .people, .favorites, .person: return []
         }
     }
 
@@ -90,6 +93,8 @@ public enum ExtendedAttributeBuilder {
         add(Name.longitude, details.longitude.flatMap { coordinate($0, limit: 180) })
         add(Name.albums, details.albumTitles.map { $0.replacingOccurrences(of: "\n", with: " ") }
             .joined(separator: "\n"))
+        add(Name.people, details.personNames.map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n"))
+        add(Name.favorite, details.isFavorite ? "1" : nil)
         return ExtendedAttributeList(list)
     }
 

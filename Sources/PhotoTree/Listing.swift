@@ -13,7 +13,8 @@ public struct NodeAttributes: Equatable, Sendable {
     public var linkCount: UInt32
     /// Only the owner may read it (a private photo, or a directory of nothing else).
     public var isPrivate = false
-    /// A photo's names in /albums (each one more link); `TreeBuilder.linkCount` adds /recent's at reply time.
+    /// A photo's names in /albums, /favorites and /people (each one more link); `TreeBuilder.linkCount` adds
+    /// /recent's at reply time.
     public var albumLinks: UInt32 = 0
 
     public var inode: UInt64 { node.inode }
@@ -90,27 +91,34 @@ public enum TreeBuilder {
     public static func photoAttributes(_ photo: PhotoRecord, linkCount: UInt32) -> NodeAttributes {
         let size = min(max(photo.byteSize ?? 0, 0), CatalogLimits.maxByteSize)
         return NodeAttributes(node: .photo(seq: photo.seq), size: size, mtime: photo.momentAt, linkCount: linkCount,
-                              isPrivate: !photo.visibility.isPublic,
-                              albumLinks: UInt32(clamping: max(0, photo.albumCount)))
+                              isPrivate: !photo.visibility.isPublic, albumLinks: extraLinks(of: photo))
+    }
+
+    /// A photo's names beyond /regions, /moments, /events and /recent: one in each album that holds it, one in
+    /// /favorites when it is a favourite, one under each named person in it.
+    static func extraLinks(of photo: PhotoRecord) -> UInt32 {
+        let (sum, overflow) = UInt32(clamping: max(0, photo.albumCount))
+            .addingReportingOverflow(UInt32(clamping: max(0, photo.markCount)))
+        return overflow ? UInt32.max : sum
     }
 
     /// A photo has a name in /regions, in /moments and in /events (every listed photo is in one event), one in
-    /// each album that holds it, and one more while it is in /recent. /search results are transient names and
-    /// add none. Saturates instead of overflowing.
+    /// each album, in /favorites and under each person that holds it (`albumLinks`), and one more while it is
+    /// in /recent. /search results are transient names and add none. Saturates instead of overflowing.
     public static func linkCount(albumLinks: UInt32, inRecent: Bool) -> UInt32 {
         let (sum, overflow) = albumLinks.addingReportingOverflow(inRecent ? 4 : 3)
         return overflow ? UInt32.max : sum
     }
 
     public static func linkCount(of photo: PhotoRecord, inRecent: Bool) -> UInt32 {
-        linkCount(albumLinks: UInt32(clamping: max(0, photo.albumCount)), inRecent: inRecent)
+        linkCount(albumLinks: extraLinks(of: photo), inRecent: inRecent)
     }
 
-    /// The top directories, always present (an empty /albums for a library without albums, so the layout
-    /// does not depend on what was imported).
+    /// The top directories, always present (an empty /albums, /people or /favorites for a library without
+    /// them, so the layout does not depend on what was imported).
     public static func root(newest: Int64) -> DirectoryListing {
         let entries = [("regions", Node.regions), ("moments", .moments), ("recent", .recent), ("albums", .albums),
-                       ("events", .events), ("search", .search)]
+                       ("people", .people), ("favorites", .favorites), ("events", .events), ("search", .search)]
             .map { name, node in
                 DirectoryEntry(name: name, attributes: directoryAttributes(node, newest: newest, subdirectories: 0))
             }
@@ -130,6 +138,24 @@ public enum TreeBuilder {
                                                 isPrivate: !album.hasPublicPhotos))
         }
         return DirectoryListing(attributes: directoryAttributes(.albums, newest: newest, subdirectories: entries.count),
+                                entries: sortedByName(entries))
+    }
+
+    /// `/people`: one directory per named person with photos, named by the name and de-duplicated by the
+    /// source's person id as albums are (two people called "Anna" become "Anna" and "Anna (…)"), in person
+    /// id order so a name does not move when people are added. Two people whose keys collide (`PersonRecord.key`)
+    /// would share an inode: the second is left out.
+    public static func people(_ people: [PersonRecord], newest: Int64) -> DirectoryListing {
+        var namer = UniqueNamer()
+        var keys = Set<Int64>()
+        let entries = people.sorted { $0.id < $1.id }.filter { keys.insert($0.key).inserted }.map { person in
+            DirectoryEntry(
+                name: namer.claim(stem: FileNaming.sanitize(person.name, fallback: fallbackDirectoryName),
+                                  id: person.id, extension: nil),
+                attributes: directoryAttributes(.person(person.key), newest: person.newestMomentAt, subdirectories: 0,
+                                                isPrivate: !person.hasPublicPhotos))
+        }
+        return DirectoryListing(attributes: directoryAttributes(.people, newest: newest, subdirectories: entries.count),
                                 entries: sortedByName(entries))
     }
 
@@ -200,12 +226,23 @@ public enum TreeBuilder {
             names[photo.seq] = namer.claim(stem: stem(of: photo, style: style), id: photo.id,
                                            extension: fileExtension ?? servedExtension?(photo) ?? photo.fileExtension)
         }
-        let entries = photos.compactMap { photo in
+        var entries = photos.compactMap { photo in
             names[photo.seq].map { DirectoryEntry(name: $0, attributes: photoAttributes(photo, linkCount: linkCount(photo))) }
         }
+        if case .year = node {
+            // Photos of one second (a burst; the bench's generated dates) in name order, the order `ls`, file
+            // managers and viewers step through: the listing order is what prefetch warms "the next" from, and
+            // with ties in seq order (Immich lists newest first, ties by id) it warmed photos the viewer was not
+            // about to open (bench/immich-notes.md). Names start with the moment, so this is name order.
+            // A year's photos come in moment order; mtime is the moment.
+            entries.sort { a, b in
+                if a.attributes.mtime != b.attributes.mtime { return a.attributes.mtime < b.attributes.mtime }
+                return a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
+            }
+        }
         let newest = photos.map(\.momentAt).max() ?? 0
-        // A directory of only private photos is private too, except /recent, which is always there.
-        let isPrivate = node != .recent && !photos.isEmpty && !photos.contains { $0.visibility.isPublic }
+        // A directory of only private photos is private too, except /recent and /favorites, which are always there.
+        let isPrivate = node != .recent && node != .favorites && !photos.isEmpty && !photos.contains { $0.visibility.isPublic }
         return DirectoryListing(attributes: directoryAttributes(node, newest: newest, subdirectories: 0,
                                                                 isPrivate: isPrivate),
                                 entries: entries)

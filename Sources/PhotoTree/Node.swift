@@ -3,7 +3,7 @@
 import Foundation
 
 /// Every object in the mounted tree. A photo is one node wherever it appears (/regions, /moments, /recent, /albums,
-/// /events, /search), so it has one inode number and `ls -i` shows the same number in every tree.
+/// /events, /search, /people, /favorites), so it has one inode number and `ls -i` shows the same number in every tree.
 public enum Node: Hashable, Sendable {
     case root
     case regions
@@ -12,6 +12,9 @@ public enum Node: Hashable, Sendable {
     case albums
     case events
     case search
+    /// `/people` and `/favorites` (named people and favourites of an Immich library).
+    case people
+    case favorites
     case region(Int64)
     case photographer(region: Int64, photographer: Int64)
     case year(Int)
@@ -24,6 +27,8 @@ public enum Node: Hashable, Sendable {
     case event(Int64)
     /// `/search/<query>`, by the number the mount gave the query (`RecentSearches`); it means nothing across mounts.
     case searchResults(Int64)
+    /// `/people/<Name>`, by `PersonRecord.key` (a hash of the source's person id).
+    case person(Int64)
 
     // The top byte of an inode number says what kind of node it is; the rest holds catalog ids.
     // Region and photographer ids each get 28 bits (268 million), far above any Flickr-style library.
@@ -36,7 +41,7 @@ public enum Node: Hashable, Sendable {
     private static let idMask: UInt64 = (1 << idBits) - 1
     private enum Kind: UInt64 {
         case fixed = 0, photo = 1, region = 2, photographer = 3, year = 4, album = 5, eventYear = 6, event = 7,
-             searchResults = 8
+             searchResults = 8, person = 9
     }
 
     /// Bits of the payload that a catalog id fills, for any Int64 or Int, without trapping.
@@ -53,6 +58,8 @@ public enum Node: Hashable, Sendable {
         case .albums: return 5
         case .events: return 6
         case .search: return 7
+        case .people: return 8
+        case .favorites: return 9
         case .photo(let seq): return Kind.photo.rawValue << Node.kindShift | Node.field(seq, mask: Node.payloadMask)
         case .region(let id): return Kind.region.rawValue << Node.kindShift | Node.field(id, mask: Node.payloadMask)
         case .photographer(let region, let photographer):
@@ -65,6 +72,7 @@ public enum Node: Hashable, Sendable {
         case .event(let key): return Kind.event.rawValue << Node.kindShift | Node.field(key, mask: Node.payloadMask)
         case .searchResults(let number):
             return Kind.searchResults.rawValue << Node.kindShift | Node.field(number, mask: Node.payloadMask)
+        case .person(let key): return Kind.person.rawValue << Node.kindShift | Node.field(key, mask: Node.payloadMask)
         }
     }
 
@@ -80,6 +88,8 @@ public enum Node: Hashable, Sendable {
             case 5: self = .albums
             case 6: self = .events
             case 7: self = .search
+            case 8: self = .people
+            case 9: self = .favorites
             default: return nil
             }
         case .photo: self = .photo(seq: Int64(payload))
@@ -91,6 +101,7 @@ public enum Node: Hashable, Sendable {
         case .eventYear: self = .eventYear(Int(payload))
         case .event: self = .event(Int64(payload))
         case .searchResults: self = .searchResults(Int64(payload))
+        case .person: self = .person(Int64(payload))
         case nil: return nil
         }
     }

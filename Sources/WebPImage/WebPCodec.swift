@@ -1,4 +1,4 @@
-// WebP through Debian's libwebp: encoding for the loopback Immich origin, header-checked decoding for its thumbnails.
+// WebP through Debian's libwebp: encoding for the loopback Immich origin; decoding is PhotoContent's (`WebPDecoding`).
 import CWebP
 import Foundation
 import PhotoContent
@@ -11,38 +11,16 @@ public struct WebPError: Error, CustomStringConvertible, Sendable {
 }
 
 public enum WebPCodec {
-    /// 16,384 px is WebP's own limit per edge (14-bit sizes); a header claiming more is not WebP.
-    public static let maxEdge = 16_383
+    public static let maxEdge = WebPDecoding.maxEdge
 
-    /// Width and height from the header alone; nil when the bytes are not a WebP image libwebp accepts.
-    public static func size(_ data: Data) -> (width: Int, height: Int)? {
-        var width: Int32 = 0, height: Int32 = 0
-        let ok = data.withUnsafeBytes { raw -> Int32 in
-            guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return 0 }
-            return WebPGetInfo(base, raw.count, &width, &height)
-        }
-        guard ok != 0, (1...maxEdge).contains(Int(width)), (1...maxEdge).contains(Int(height)) else { return nil }
-        return (Int(width), Int(height))
-    }
+    /// Width and height from the header alone (`WebPDecoding`, which the renderer uses too).
+    public static func size(_ data: Data) -> (width: Int, height: Int)? { WebPDecoding.size(data) }
 
-    /// Decodes to 3-channel RGB. `maxPixels` (0: no bound) is checked against the header before anything is
-    /// decoded, so a hostile header cannot make libwebp allocate what it claims.
+    /// Decodes to 3-channel RGB, refusing more than `maxPixels` (0: no bound) before anything is decoded.
     public static func decode(_ data: Data, maxPixels: Int = 0) throws -> PixelImage {
-        guard let (width, height) = size(data) else { throw WebPError("not a WebP image") }
-        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
-        if overflow || (maxPixels > 0 && pixels > maxPixels) {
-            throw WebPError("WebP image of \(width)×\(height) is over the pixel limit")
+        do { return try WebPDecoding.decode(data, maxPixels: maxPixels) } catch let error as ImageCodecError {
+            throw WebPError(error.message)
         }
-        var outWidth: Int32 = 0, outHeight: Int32 = 0
-        let decoded: [UInt8]? = data.withUnsafeBytes { raw in
-            guard let base = raw.bindMemory(to: UInt8.self).baseAddress,
-                  let output = WebPDecodeRGB(base, raw.count, &outWidth, &outHeight) else { return nil }
-            defer { WebPFree(output) }
-            guard Int(outWidth) == width, Int(outHeight) == height else { return nil }
-            return Array(UnsafeBufferPointer(start: output, count: width * height * 3))
-        }
-        guard let decoded else { throw WebPError("corrupt WebP image") }
-        return PixelImage(width: width, height: height, channels: 3, pixels: decoded)
     }
 
     /// Lossy WebP of an RGB (3 channels) or RGBA (4) image, `quality` 0–100.

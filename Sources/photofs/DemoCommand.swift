@@ -1,8 +1,11 @@
-// `photofs demo`: starts the built-in origin, imports its library and mounts it at ./mnt until Ctrl-C.
+// `photofs demo`: starts the built-in origins (Flickr and Immich format), imports both into one library and
+// mounts it at ./mnt until Ctrl-C.
 import ArgumentParser
 import FlickrImport
 import FlickrOrigin
 import FuseAdapter
+import ImmichImport
+import ImmichOrigin
 import Logging
 import Foundation
 import PhotoCatalog
@@ -16,8 +19,9 @@ struct DemoCommand: ParsableCommand {
         abstract: "Import the built-in demo library and mount it at ./mnt (Ctrl-C unmounts).",
         discussion: """
             Starts a Flickr-format origin on 127.0.0.1 with 240 generated photos (12 photographers, 6 regions, \
-            6 years, odd titles), imports it into demo/library.sqlite, mounts it on ./mnt in the foreground and \
-            prints what to try. Ctrl-C unmounts and exits.
+            6 years, odd titles) and an Immich-format server with 40 more (albums with odd names, people, \
+            favourites, a partner's photos, videos left out), imports both into demo/library.sqlite, mounts it \
+            on ./mnt in the foreground and prints what to try. Ctrl-C unmounts and exits.
 
             A demo already running (on the same --directory, or mounted on the same --mountpoint) is left \
             alone: this one stops before importing anything and says where that one is. A mount left by a \
@@ -33,6 +37,9 @@ struct DemoCommand: ParsableCommand {
 
     @Option(help: "TCP port of the demo origin on 127.0.0.1 (0 picks a free one; the photos' URLs include it).")
     var port: UInt16 = 18080
+
+    @Option(help: "TCP port of the demo's Immich-format server on 127.0.0.1 (0 picks a free one).")
+    var immichPort: UInt16 = 18081
 
     @OptionGroup var logging: LoggingOptions
 
@@ -76,12 +83,34 @@ struct DemoCommand: ParsableCommand {
                                                 progress: TerminalProgress(logger: logger), logger: logger).run()
         print(ImportCommand.describe(accountReport))
 
+        // Beside it, an Immich library, as `photofs login immich` and `import immich` bring one in: its key goes
+        // to that server only, as a header, for the import and the mount's downloads and renditions.
+        print("photofs demo: starting an Immich-format server with 40 photos…")
+        let immichKey = "demo-immich-key"
+        let immich = ImmichOriginServer(library: .generated(count: 40), keys: [immichKey: ["all"]])
+        do { try immich.start(port: immichPort) } catch {
+            logger.notice("port \(immichPort) busy; using a free one")
+            try immich.start(port: 0)
+        }
+        defer { immich.stop() }
+        let signIn = try ImmichSignIn.check(server: immich.baseURL, apiKey: immichKey, http: HTTPConfiguration(), logger: logger)
+        guard let client = ImmichClient(server: signIn.account.server, apiKey: immichKey, http: HTTPConfiguration(), logger: logger) else {
+            throw CommandFailure("the demo's Immich server \(immich.baseURL) is not usable")
+        }
+        let immichReport = try ImmichImporter(catalog: catalog, source: ImmichSource(client: client, logger: logger),
+                                              options: LibraryImportOptions(), progress: TerminalProgress(logger: logger),
+                                              logger: logger).run()
+        print(ImportCommand.describe(immichReport.library))
+        print("\(immichReport.favorites) favourite(s), \(immichReport.people) named people from \(signIn.account.userName)'s Immich")
+        var http = HTTPConfiguration()
+        http.credentials.add(prefix: signIn.account.server + "/api/", name: "x-api-key", value: immichKey)
+
         try MountCommand.checkPaths(library: library, mountpoint: mountpoint, allowNonempty: false)
         var demoOptions = FilesystemOptions()
         demoOptions.desktopThumbnails = DesktopThumbnails.options(mountpoint: mountpoint)
         let (filesystem, session) = try MountCommand.makeSession(
             library: library, mountpoint: mountpoint, cacheDirectory: directory.appendingPathComponent("cache"),
-            http: HTTPConfiguration(), options: demoOptions, fuseOptions: [], logger: logger)
+            http: http, options: demoOptions, fuseOptions: [], logger: logger)
         try session.mount()
         filesystem.startWatchingCatalog()
         let shown = self.mountpoint
@@ -97,6 +126,8 @@ struct DemoCommand: ParsableCommand {
               pcmanfm \(shown)/moments/2021 &      # a file manager shows thumbnails, downloading no original
               ls -l "\(shown)/albums/Family"         # \(account.username)'s albums; private photos are 0400
               stat -c '%i %h %n' "\(shown)"/albums/*/* | sort | head   # one inode per photo, a link per album
+              ls \(shown)/people \(shown)/favorites        # \(signIn.account.userName)'s Immich: named people, favourites
+              ls "\(shown)/regions/California/\(signIn.account.userName)"   # Immich photos beside Flickr's
               \(CommandLine.arguments[0]) status \(library)
               rsync -a \(shown)/ backup/      # a second run copies nothing and downloads nothing
             and a second mount of the same library as 256×256 thumbnails, sharing the cache:

@@ -172,8 +172,24 @@ struct ImmichImportCommand: ParsableCommand {
 
 /// `photofs origin --format immich`: the loopback Immich-format origin with its generated library.
 enum ImmichOriginRunner {
-    static func run(port: UInt16, photos: Int, apiKey: String) throws -> Never {
-        let server = ImmichOriginServer(library: .generated(count: photos), keys: [apiKey: ["all"]])
+    /// `photosDir`: its JPEG and PNG files instead of generated photos. `logRequests`: each request's route on
+    /// standard output, one a line (benchmarks count them).
+    static func run(port: UInt16, photos: Int, apiKey: String, photosDir: String? = nil, logRequests: Bool = false) throws -> Never {
+        let library: ImmichOriginLibrary
+        if let photosDir {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: photosDir)) ?? []
+            let images = names.filter { name in [".jpg", ".jpeg", ".png"].contains { name.lowercased().hasSuffix($0) } }
+            library = .files(images.map { URL(fileURLWithPath: photosDir).appendingPathComponent($0).path })
+        } else {
+            library = .generated(count: photos)
+        }
+        let server = ImmichOriginServer(library: library, keys: [apiKey: ["all"]])
+        if logRequests {
+            server.onRequest = { route in
+                print("request \(route)")
+                fflush(stdout)
+            }
+        }
         try server.start(port: port)
         print("serving an Immich-format library of \(server.current.assets.count) assets at \(server.baseURL) "
               + "(API key \"\(apiKey)\": photofs login immich --server \(server.baseURL) --api-key-file FILE)")

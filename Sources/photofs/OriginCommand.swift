@@ -36,11 +36,16 @@ struct OriginCommand: ParsableCommand {
     @Option(help: "Instead of generated photos, list the JPEG/PNG files of this directory...")
     var photosDir: String?
 
-    @Option(help: "...served by another server at this URL prefix (file name appended).")
+    @Option(help: "...served by another server at this URL prefix (file name appended; Flickr format only).")
     var imageBaseURL: String?
 
+    @Flag(help: "Print each request's route on standard output (Immich format; benchmarks count them).")
+    var logRequests = false
+
     func run() throws {
-        if format == "immich" { try ImmichOriginRunner.run(port: port, photos: photos, apiKey: apiKey) }
+        if format == "immich" {
+            try ImmichOriginRunner.run(port: port, photos: photos, apiKey: apiKey, photosDir: photosDir, logRequests: logRequests)
+        }
         guard format == "flickr" else { throw CommandFailure("--format is flickr or immich") }
         let library: OriginLibrary
         if let photosDir {

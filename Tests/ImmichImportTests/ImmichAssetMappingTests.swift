@@ -46,8 +46,9 @@ final class ImmichAssetMappingTests: XCTestCase {
         XCTAssertEqual(photo.originalURL, "http://127.0.0.1:2283/api/assets/\(id)/original#sha1=" + String(repeating: "07", count: 20))
         XCTAssertEqual(photo.visibility, .privateOnly)
         XCTAssertTrue(marks.isFavorite)
-        XCTAssertEqual(photo.renditions.map(\.label), ["preview"])
-        XCTAssertEqual(photo.renditions.first.map { [$0.width, $0.height] }, [1920, 1440], "short side 1440")
+        XCTAssertEqual(photo.renditions.map(\.label), ["thumbnail", "preview"])
+        XCTAssertEqual(photo.renditions.map { [$0.width, $0.height] }, [[333, 250], [1920, 1440]], "short sides 250 and 1440")
+        XCTAssertEqual(photo.renditions.first?.url.hasSuffix("/thumbnail?size=thumbnail"), true)
 
         let described = try XCTUnwrap(mapped(try asset(exif: ["description": "Harbour at dawn", "state": NSNull()])))
         XCTAssertEqual(described.0.title, "Harbour at dawn")

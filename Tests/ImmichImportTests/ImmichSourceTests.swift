@@ -133,8 +133,8 @@ final class ImmichSourceTests: XCTestCase {
         let second = try runImport(catalog)
         XCTAssertEqual(second.library.mode, .changes)
         XCTAssertEqual(origin.count("GET /api/assets/{id}/original"), 0, "no original is fetched by an import")
-        let bodies = origin.targets.filter { $0.hasPrefix("/api/search/metadata") }.count
-        XCTAssertGreaterThanOrEqual(bodies, 2, "a changes page and the id listing")
+        XCTAssertTrue(origin.searchRequests.first?.contains("updatedAfter") == true, "\(origin.searchRequests)")
+        XCTAssertGreaterThanOrEqual(origin.count("POST /api/search/metadata"), 2, "a changes page and the id listing (one photo purged)")
         XCTAssertTrue(try catalog.photos(ids: [purged, trashed]).isEmpty, "deleted and trashed photos are gone")
         let replaced = try XCTUnwrap(try catalog.photos(ids: [changed])[changed])
         XCTAssertEqual(replaced.byteSize, Int64(newBytes.count))
@@ -153,7 +153,25 @@ final class ImmichSourceTests: XCTestCase {
         origin.resetCounters()
         let third = try runImport(catalog)
         XCTAssertEqual(third.library.summary.added, 0)
+        XCTAssertEqual(third.library.mode, .changes)
         XCTAssertEqual(origin.count("GET /api/assets/{id}/original"), 0)
+        XCTAssertEqual(origin.count("POST /api/search/metadata"), 1, "one listing request: \(origin.searchRequests)")
+        XCTAssertTrue(origin.searchRequests.allSatisfy { $0.contains("updatedAfter") }, "\(origin.searchRequests)")
+        XCTAssertEqual(origin.count("GET /api/assets/statistics"), 1, "the count stands in for the id listing")
+
+        // A photo deleted for good with nothing else changed: the count differs, the id listing finds it.
+        let gone = try XCTUnwrap(visible.first { $0.ownerID == origin.current.owner.id && $0.id != added.id })
+        origin.purge(gone.id)
+        origin.resetCounters()
+        _ = try runImport(catalog)
+        XCTAssertTrue(try catalog.photos(ids: [gone.id]).isEmpty)
+        XCTAssertGreaterThanOrEqual(origin.count("POST /api/search/metadata"), 2, "the changes and the id listing")
+
+        // A key without asset.statistics: the id listing runs, as before.
+        origin.setKeys([ImmichSourceTests.key: ImmichSignIn.neededPermissions])
+        origin.resetCounters()
+        _ = try runImport(catalog)
+        XCTAssertGreaterThanOrEqual(origin.count("POST /api/search/metadata"), 2)
     }
 
     func testFaults() throws {

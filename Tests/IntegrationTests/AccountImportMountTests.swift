@@ -80,11 +80,17 @@ final class AccountImportMountTests: XCTestCase {
             harness.mountedFiles().filter { $0.inode == recent.inode }.allSatisfy { $0.links == 3 + 1 + 1 }
         }, "The party: 3 + 1 album + 1 in /recent: \(harness.mountedFiles().filter { $0.inode == recent.inode })")
 
-        // Directories: 0500 when they hold only photos that are not public, 0555 otherwise.
+        // Directories: 0500 when they hold only photos that are not public, 0555 otherwise. /people and /favorites
+        // (Immich's) are there, empty, for a Flickr library.
         XCTAssertEqual(mode("albums/Family"), 0o500, "Family holds only private, friends and family photos")
         XCTAssertEqual(mode("albums/Harbour walks"), 0o555)
+        for empty in ["people", "favorites"] {
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: harness.path(empty)), [])
+            XCTAssertEqual(mode(empty), 0o555)
+        }
         for directory in Shell.run("find", [harness.mountpoint, "-mindepth", "1", "-type", "d", "-not", "-path", "*/recent*",
-                                              "-not", "-path", "*/search*"])
+                                            "-not", "-path", "*/search*", "-not", "-path", "*/people",
+                                            "-not", "-path", "*/favorites"])
             .text.split(separator: "\n").map(String.init) {
             let inside = harness.mountedFiles(under: String(directory.dropFirst(harness.mountpoint.count + 1)))
             XCTAssertFalse(inside.isEmpty, "no empty directory shown: \(directory)")

@@ -88,7 +88,7 @@ final class EventsAndSearchMountTests: XCTestCase {
         let photos = burstYear()
         try write(photos)
         try harness.mount()
-        XCTAssertEqual(list(""), ["albums", "events", "moments", "recent", "regions", "search"])
+        XCTAssertEqual(list(""), ["albums", "events", "favorites", "moments", "people", "recent", "regions", "search"])
         XCTAssertEqual(list("events"), ["2018"])
         let events = list("events/2018")
         XCTAssertEqual(events, ["2018-08-01–29 Berlin", "2018-09-12–14 Rome", "2018-09-21 Tivoli", "2018-10-05 Berlin"])

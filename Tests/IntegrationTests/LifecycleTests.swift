@@ -12,7 +12,7 @@ final class LifecycleTests: MountedTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(harness.isMounted, "mount returned before the mount was live")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: harness.mountpoint).sorted(),
-                       ["albums", "events", "moments", "recent", "regions", "search"])
+                       ["albums", "events", "favorites", "moments", "people", "recent", "regions", "search"])
         // This mount's daemon, not another photofs running on the machine: its command line names our mount point.
         let found = Shell.run("pgrep", ["-f", "--", "\(harness.mountpoint) .*--ready-fd"]).text.split(separator: "\n")
         XCTAssertEqual(found.count, 1, "one daemon for this mount point: \(found)")

@@ -29,7 +29,7 @@ final class AlbumsAndRemovalTests: XCTestCase {
                        try fs.lookup(parent: fixture.yearInode, name: inYear.name))
         XCTAssertEqual(fs.parent(of: harbour.attributes.inode), Node.albums.inode)
         XCTAssertEqual(try fs.listing(of: Node.root.inode).entries.map(\.name),
-                       ["regions", "moments", "recent", "albums", "events", "search"])
+                       ["regions", "moments", "recent", "albums", "people", "favorites", "events", "search"])
     }
 
     func testAPrivatePhotoIs0400AndAnAlbumOfThemIs0500() throws {

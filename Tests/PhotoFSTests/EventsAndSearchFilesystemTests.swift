@@ -70,7 +70,7 @@ final class EventsAndSearchFilesystemTests: XCTestCase {
         let fixture = try FilesystemFixture(photos: 4)
         let fs = fixture.filesystem
         let root = try fs.listing(of: Node.root.inode)
-        XCTAssertEqual(root.entries.map(\.name), ["regions", "moments", "recent", "albums", "events", "search"])
+        XCTAssertEqual(root.entries.map(\.name), ["regions", "moments", "recent", "albums", "people", "favorites", "events", "search"])
         let years = try fs.listing(of: Node.events.inode)
         XCTAssertEqual(years.entries.map(\.name), ["2020"])
         let year = try XCTUnwrap(years.entries.first)

@@ -22,14 +22,14 @@ final class AlbumTreeTests: XCTestCase {
         XCTAssertEqual(Node(inode: Node.album(2).inode), .album(2))
         XCTAssertEqual(Node(inode: Node.albums.inode), .albums)
         XCTAssertEqual(TreeBuilder.root(newest: 0).entries.map(\.name),
-                       ["regions", "moments", "recent", "albums", "events", "search"])
+                       ["regions", "moments", "recent", "albums", "people", "favorites", "events", "search"])
     }
 
     func testPrivatePhotosAre0400AndADirectoryOfOnlyThem0500() {
         var open = PhotoRecord(seq: 1, id: "1", title: "Open", originalURL: "u", byteSize: 1, contentType: "image/jpeg")
         var hidden = PhotoRecord(seq: 2, id: "2", title: "Hidden", originalURL: "u", byteSize: 1, contentType: "image/jpeg",
                                  visibility: .family, albumCount: 3)
-        let mixed = TreeBuilder.photos([open, hidden], in: .year(2020), style: .title) { TreeBuilder.linkCount(of: $0, inRecent: false) }
+        let mixed = TreeBuilder.photos([open, hidden], in: .album(1), style: .title) { TreeBuilder.linkCount(of: $0, inRecent: false) }
         XCTAssertEqual(mixed.entries.map(\.attributes.permissions), [0o444, 0o400])
         XCTAssertEqual(mixed.attributes.permissions, 0o555)
         XCTAssertEqual(mixed.entries.map(\.attributes.linkCount), [3, 6], "regions, moments, events; one more link per album")

@@ -12,10 +12,13 @@ final class ExtendedAttributeBuilderTests: XCTestCase {
     }
 
     private var full: PhotoDetails {
-        PhotoDetails(seq: 7, id: "52000768143", title: "Fog", description: "Fog over the bay",
-                     dateTaken: "2019-05-04 12:33:10", latitude: 37.7749, longitude: -122.4194, tags: ["bay", "fog"],
-                     ownerID: "12345678@N01", photographerName: "Ansel Adams", regionName: "California",
-                     placeName: "San Francisco", albumTitles: ["Harbour walks", "Family"], sourceKinds: ["flickr"])
+        var details = PhotoDetails(seq: 7, id: "52000768143", title: "Fog", description: "Fog over the bay",
+                                   dateTaken: "2019-05-04 12:33:10", latitude: 37.7749, longitude: -122.4194, tags: ["bay", "fog"],
+                                   ownerID: "12345678@N01", photographerName: "Ansel Adams", regionName: "California",
+                                   placeName: "San Francisco", albumTitles: ["Harbour walks", "Family"], sourceKinds: ["flickr"])
+        details.personNames = ["Ada", "Line\nbreak"]
+        details.isFavorite = true
+        return details
     }
 
     func testAPhotoCarriesEverythingKnownInListingOrder() {
@@ -32,6 +35,8 @@ final class ExtendedAttributeBuilderTests: XCTestCase {
             (Name.latitude, "37.7749"),
             (Name.longitude, "-122.4194"),
             (Name.albums, "Harbour walks\nFamily"),
+            (Name.people, "Ada\nLine break"),
+            (Name.favorite, "1"),
         ]
         XCTAssertEqual(text(list).map(\.0), expected.map(\.0))
         XCTAssertEqual(text(list).map(\.1), expected.map(\.1))
@@ -50,6 +55,8 @@ final class ExtendedAttributeBuilderTests: XCTestCase {
         details.description = ""
         details.tags = []
         details.albumTitles = []
+        details.personNames = []
+        details.isFavorite = false
         details.dateTaken = nil
         details.latitude = nil
         details.placeName = nil
