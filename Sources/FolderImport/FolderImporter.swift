@@ -21,10 +21,10 @@ public final class FolderImporter {
     /// `deferred`: files still being written (`--watch`), left as remembered until a later import.
     public init(catalog: Catalog, roots: [String], logger: Logger, progress: ImportProgress?,
                 cities: @escaping () -> NearestCity = { NearestCity(cities: GeonamesCities.all) },
-                deferred: Set<String> = []) {
+                deferred: Set<String> = [], recognisesUnchanged: Bool = true) {
         self.catalog = catalog; self.roots = roots; self.logger = logger; self.progress = progress
         self.scan = FolderScan(catalog: catalog, roots: roots, logger: logger, progress: progress, cities: cities,
-                               deferred: deferred)
+                               deferred: deferred, recognisesUnchanged: recognisesUnchanged)
     }
 
     /// Scans, then writes each folder's photos through `LibraryImporter` (a page a transaction), then the
@@ -46,7 +46,9 @@ public final class FolderImporter {
             report.written.unchanged += result.summary.unchanged
             report.written.regions = result.summary.regions
         }
-        try catalog.updateFolderFiles(roots: plan.walkedRoots, previous: plan.previousFiles, to: plan.files)
+        if !plan.nothingChanged {
+            try catalog.updateFolderFiles(roots: plan.walkedRoots, previous: plan.previousFiles, to: plan.files)
+        }
         return report
     }
 }
