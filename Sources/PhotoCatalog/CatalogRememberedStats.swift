@@ -54,27 +54,8 @@ extension Catalog {
     /// with their dictionaries took ~0.6 s.
     public func rememberedStats(roots: [String], pathOfURL: @escaping @Sendable (String) -> String?) throws -> RememberedStats? {
         try read { db in
-            guard let files = try Catalog.rememberedFiles(db, roots: roots) else { return nil }
-            var shown = Array(repeating: 0, count: roots.count)
-            let decode = DatabaseFunction("photofs_path_of_file_url", argumentCount: 1, pure: true) { values in
-                String.fromDatabaseValue(values[0]).flatMap(pathOfURL)
-            }
-            db.add(function: decode)
-            defer { db.remove(function: decode) }
-            // A URL without escapes names its path after "file://"; only the others go through Swift.
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT f.root, count(*) FROM photo p JOIN folder_file f
-                  ON f.path = (CASE WHEN instr(p.original_url, '%') = 0 THEN substr(p.original_url, 8)
-                               ELSE photofs_path_of_file_url(p.original_url) END)
-                 AND f.photo_id = p.id
-                WHERE p.original_url GLOB 'file:///*'
-                GROUP BY f.root
-                """)
-            while let row = try rows.next() {
-                guard let root = String.fromDatabaseValue(row[0]).flatMap({ roots.firstIndex(of: $0) }),
-                      let count = Int.fromDatabaseValue(row[1]) else { continue }
-                shown[root] = count
-            }
+            guard let (files, photoIDs) = try Catalog.rememberedFiles(db, roots: roots) else { return nil }
+            let shown = try Catalog.photosShownFromOwnFile(db, files: files, photoIDs: photoIDs, roots: roots, pathOfURL: pathOfURL)
             var shared: [SharedRememberedFile] = []
             let sharedRows = try Row.fetchCursor(db, sql: """
                 SELECT root, photo_id, partial_hash <> '' FROM folder_file
@@ -89,15 +70,73 @@ extension Catalog {
         }
     }
 
+    /// Per root: the photos whose `file://` URL names a file of theirs under it. One scan of the photos'
+    /// ids and URLs, each URL's path looked up in `files` (sorted by path) by binary search: a join in SQL
+    /// (a primary-key search of `folder_file` per photo, 100,000 of them) took 0.17 s of CPU, this ~0.05 s.
+    private static func photosShownFromOwnFile(_ db: Database, files: [RememberedStat], photoIDs: PhotoIDBytes,
+                                               roots: [String], pathOfURL: (String) -> String?) throws -> [Int] {
+        var shown = Array(repeating: 0, count: roots.count)
+        let statement = try db.makeStatement(sql: "SELECT id, original_url FROM photo WHERE original_url GLOB 'file:///*'")
+        let handle = statement.sqliteStatement
+        let prefix = 7 // "file://"
+        while true {
+            let step = sqlite3_step(handle)
+            if step == SQLITE_DONE { break }
+            guard step == SQLITE_ROW else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: step), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            guard sqlite3_column_type(handle, 0) == SQLITE_TEXT, sqlite3_column_type(handle, 1) == SQLITE_TEXT,
+                  let idText = sqlite3_column_text(handle, 0), let urlText = sqlite3_column_text(handle, 1) else { continue }
+            let id = UnsafeRawBufferPointer(start: idText, count: Int(sqlite3_column_bytes(handle, 0)))
+            let url = UnsafeRawBufferPointer(start: urlText, count: Int(sqlite3_column_bytes(handle, 1)))
+            guard url.count > prefix else { continue }
+            let found: Int?
+            if url.contains(UInt8(ascii: "%")) {
+                // Escapes: decoded as the mount decodes them.
+                guard let path = pathOfURL(String(decoding: url, as: UTF8.self)) else { continue }
+                found = path.utf8.withContiguousStorageIfAvailable { index(of: UnsafeRawBufferPointer($0), in: files) } ?? nil
+            } else {
+                found = index(of: UnsafeRawBufferPointer(rebasing: url[prefix...]), in: files)
+            }
+            if let found, photoIDs.bytes(at: found).elementsEqual(id) { shown[files[found].root] += 1 }
+        }
+        return shown
+    }
+
+    /// The index of the file whose path has these bytes, by binary search of `files` (in byte order).
+    private static func index(of path: UnsafeRawBufferPointer, in files: [RememberedStat]) -> Int? {
+        var low = 0
+        var high = files.count
+        while low < high {
+            let middle = (low + high) / 2
+            let order = files[middle].path.utf8.withContiguousStorageIfAvailable { Catalog.compare(UnsafeRawBufferPointer($0), path) }
+                ?? (files[middle].path.utf8.lexicographicallyPrecedes(path) ? -1 : (files[middle].path.utf8.elementsEqual(path) ? 0 : 1))
+            if order == 0 { return middle }
+            if order < 0 { low = middle + 1 } else { high = middle }
+        }
+        return nil
+    }
+
+    /// memcmp order, as SQLite's BINARY collation.
+    private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = min(a.count, b.count)
+        if common > 0, let left = a.baseAddress, let right = b.baseAddress {
+            let order = memcmp(left, right, common)
+            if order != 0 { return Int(order) }
+        }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+
     /// One pass over `folder_file` in path order, columns read straight from the statement: nil at the first
     /// row with a column of an unexpected type.
-    private static func rememberedFiles(_ db: Database, roots: [String]) throws -> [RememberedStat]? {
+    private static func rememberedFiles(_ db: Database, roots: [String]) throws -> ([RememberedStat], PhotoIDBytes)? {
         let statement = try db.makeStatement(sql: """
             SELECT path, root, device, inode, size, mtime_ns, partial_hash, photo_id FROM folder_file ORDER BY path
             """)
         let handle = statement.sqliteStatement
         let rootBytes = roots.map { Array($0.utf8) }
         var files: [RememberedStat] = []
+        var photoIDs = PhotoIDBytes()
         var lastRoot: (bytes: [UInt8], index: Int?)?
         while true {
             let step = sqlite3_step(handle)
@@ -127,7 +166,25 @@ extension Catalog {
                 path: path, root: root, device: UInt64(bitPattern: sqlite3_column_int64(handle, 2)),
                 inode: UInt64(bitPattern: sqlite3_column_int64(handle, 3)), size: sqlite3_column_int64(handle, 4),
                 mtimeNanos: sqlite3_column_int64(handle, 5), hasPartialHash: sqlite3_column_bytes(handle, 6) > 0))
+            photoIDs.append(UnsafeRawBufferPointer(start: sqlite3_column_text(handle, 7), count: Int(sqlite3_column_bytes(handle, 7))))
         }
-        return files
+        return (files, photoIDs)
+    }
+}
+
+/// The photo ids of the files read, one after the other in one buffer (100,000 ids as Strings were 100,000
+/// allocations, for a comparison of bytes).
+struct PhotoIDBytes {
+    private var bytes: [UInt8] = []
+    private var ends: [Int] = []
+
+    mutating func append(_ id: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: id)
+        ends.append(bytes.count)
+    }
+
+    func bytes(at index: Int) -> ArraySlice<UInt8> {
+        guard ends.indices.contains(index) else { return [] }
+        return bytes[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
     }
 }
