@@ -71,11 +71,13 @@ extension Catalog {
     }
 
     /// Per root: the photos whose `file://` URL names a file of theirs under it. One scan of the photos'
-    /// ids and URLs, each URL's path looked up in `files` (sorted by path) by binary search: a join in SQL
-    /// (a primary-key search of `folder_file` per photo, 100,000 of them) took 0.17 s of CPU, this ~0.05 s.
+    /// ids and URLs, each URL's path looked up among `files` by a hash of its bytes: a join in SQL (a
+    /// primary-key search of `folder_file` per photo, 100,000 of them) took 0.17 s of CPU, a binary search of
+    /// `files` ~0.1 s (memcmp), this ~0.02 s.
     private static func photosShownFromOwnFile(_ db: Database, files: [RememberedStat], photoIDs: PhotoIDBytes,
                                                roots: [String], pathOfURL: (String) -> String?) throws -> [Int] {
         var shown = Array(repeating: 0, count: roots.count)
+        let paths = PathIndex(files)
         let statement = try db.makeStatement(sql: "SELECT id, original_url FROM photo WHERE original_url GLOB 'file:///*'")
         let handle = statement.sqliteStatement
         let prefix = 7 // "file://"
@@ -94,31 +96,17 @@ extension Catalog {
             if url.contains(UInt8(ascii: "%")) {
                 // Escapes: decoded as the mount decodes them.
                 guard let path = pathOfURL(String(decoding: url, as: UTF8.self)) else { continue }
-                found = path.utf8.withContiguousStorageIfAvailable { index(of: UnsafeRawBufferPointer($0), in: files) } ?? nil
+                found = path.utf8.withContiguousStorageIfAvailable { paths.index(of: UnsafeRawBufferPointer($0), in: files) } ?? nil
             } else {
-                found = index(of: UnsafeRawBufferPointer(rebasing: url[prefix...]), in: files)
+                found = paths.index(of: UnsafeRawBufferPointer(rebasing: url[prefix...]), in: files)
             }
-            if let found, photoIDs.bytes(at: found).elementsEqual(id) { shown[files[found].root] += 1 }
+            if let found, photoIDs.bytes(at: found).withUnsafeBytes({ compare($0, id) == 0 }) { shown[files[found].root] += 1 }
         }
         return shown
     }
 
-    /// The index of the file whose path has these bytes, by binary search of `files` (in byte order).
-    private static func index(of path: UnsafeRawBufferPointer, in files: [RememberedStat]) -> Int? {
-        var low = 0
-        var high = files.count
-        while low < high {
-            let middle = (low + high) / 2
-            let order = files[middle].path.utf8.withContiguousStorageIfAvailable { Catalog.compare(UnsafeRawBufferPointer($0), path) }
-                ?? (files[middle].path.utf8.lexicographicallyPrecedes(path) ? -1 : (files[middle].path.utf8.elementsEqual(path) ? 0 : 1))
-            if order == 0 { return middle }
-            if order < 0 { low = middle + 1 } else { high = middle }
-        }
-        return nil
-    }
-
     /// memcmp order, as SQLite's BINARY collation.
-    private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
         let common = min(a.count, b.count)
         if common > 0, let left = a.baseAddress, let right = b.baseAddress {
             let order = memcmp(left, right, common)
@@ -186,5 +174,51 @@ struct PhotoIDBytes {
     func bytes(at index: Int) -> ArraySlice<UInt8> {
         guard ends.indices.contains(index) else { return [] }
         return bytes[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
+    }
+}
+
+/// The files' paths by an FNV-1a hash of their bytes, open addressing.
+struct PathIndex {
+    private var slots: [Int]
+    private let mask: Int
+    private let shift: UInt64
+
+    init(_ files: [RememberedStat]) {
+        var capacity = 16
+        var bits: UInt64 = 4
+        while capacity < files.count * 2 { capacity <<= 1; bits += 1 }
+        slots = Array(repeating: -1, count: capacity)
+        mask = capacity - 1
+        shift = 64 - bits
+        for (index, file) in files.enumerated() {
+            guard let hash = file.path.utf8.withContiguousStorageIfAvailable({ PathIndex.hash(UnsafeRawBufferPointer($0)) }) else { continue }
+            var slot = self.slot(hash)
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = index
+        }
+    }
+
+    func index(of path: UnsafeRawBufferPointer, in files: [RememberedStat]) -> Int? {
+        var slot = self.slot(PathIndex.hash(path))
+        while slots[slot] >= 0 {
+            let index = slots[slot]
+            let same = files[index].path.utf8.withContiguousStorageIfAvailable { Catalog.compare(UnsafeRawBufferPointer($0), path) == 0 }
+            if same == true { return index }
+            slot = (slot + 1) & mask
+        }
+        return nil
+    }
+
+    /// The slot from the hash's high bits, mixed (Fibonacci hashing): FNV-1a's low bits depend only on the low
+    /// bits of the bytes, and paths that differ in a digit or two piled up in long runs of slots (the lookups
+    /// of 100,000 paths took 0.1 s, mostly memcmp of the probes).
+    private func slot(_ hash: UInt64) -> Int {
+        Int(truncatingIfNeeded: (hash &* 0x9E37_79B9_7F4A_7C15) >> shift) & mask
+    }
+
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
     }
 }
