@@ -95,7 +95,7 @@ public final class LocalFileOriginals: OriginalAccess, @unchecked Sendable {
     public func open(_ source: ContentSource, thumbnailer: String?) throws -> ContentHandle {
         let file = try LocalFileContent.open(source, path: try path(source))
         return ContentHandle(cachedFile: file, key: OriginalCache.key(for: source), size: source.expectedSize,
-                             photoID: source.photoID)
+                             photoID: source.photoID, readsAheadWhole: true)
     }
 
     public func release(_ handle: ContentHandle) {}
