@@ -62,32 +62,6 @@ public final class FuseSession: @unchecked Sendable {
         filesystem.invalidate = { [weak self] invalidations in self?.notifyKernel(invalidations) }
     }
 
-    /// Sets the mount's read-ahead (`KernelReadAhead`) once init is answered: the kernel lowers it to what
-    /// the init reply says when it reads the reply, and the mount's device number comes from a stat of the
-    /// mount point, which this daemon answers only once init is done; so a thread of its own asks. Best
-    /// effort: only root may write it, and a mount works without it.
-    func setReadAheadWhenServing() {
-        let thread = Thread { [self] in setReadAhead() }
-        thread.name = "read-ahead"
-        thread.start()
-    }
-
-    private func setReadAhead() {
-        var info = stat()
-        guard stat(mountpoint, &info) == 0 else { return }
-        let path = KernelReadAhead.controlPath(device: UInt64(info.st_dev))
-        let value = "\(KernelReadAhead.kibibytes)\n"
-        let fd = open(path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            logger.debug("read-ahead left at the kernel's", metadata: ["path": "\(path)", "error": "\(String(cString: strerror(errno)))"])
-            return
-        }
-        defer { close(fd) }
-        if value.withCString({ write(fd, $0, strlen($0)) }) < 0 {
-            logger.debug("read-ahead left at the kernel's", metadata: ["path": "\(path)", "error": "\(String(cString: strerror(errno)))"])
-        }
-    }
-
     /// Serves requests until unmounted (`fusermount3 -u`) or SIGINT/SIGTERM/SIGHUP, then unmounts.
     /// Returns 0 for a clean end.
     public func run() -> Int32 {
@@ -203,7 +177,6 @@ public final class FuseSession: @unchecked Sendable {
                 }
                 if conn.pointee.capable & flag != 0 { conn.pointee.want |= flag }
             }
-            if let userdata { Unmanaged<FuseSession>.fromOpaque(userdata).takeUnretainedValue().setReadAheadWhenServing() }
         }
         ops.lookup = { req, parent, name in
             let fs = FuseSession.instance(req)

@@ -124,21 +124,6 @@ public struct DirectoryReplyEntry: Equatable, Sendable {
     public var attributeTimeout: Double
 }
 
-/// How far the kernel reads ahead of a reader of the mount, set after mounting on the mount's
-/// backing-device info (`/sys/class/bdi/MAJOR:MINOR/read_ahead_kb`, root only: the kernel offers FUSE
-/// 128 KiB at init and a daemon may only lower it there). A photo is read whole, start to end: with 128 KiB
-/// the kernel asks for a 1.7 MB photo in 7 to 14 requests, each waiting on the last; with 1 MiB, in 2.
-public enum KernelReadAhead {
-    public static let kibibytes = 1024
-
-    /// The sysfs file for a mount whose `st_dev` is `device` (Linux's encoding of major and minor).
-    public static func controlPath(device: UInt64) -> String {
-        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
-        let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
-        return "/sys/class/bdi/\(major):\(minor)/read_ahead_kb"
-    }
-}
-
 /// What `df` shows.
 public struct FilesystemUsage: Equatable, Sendable {
     public var blockSize: UInt64 = 4096

@@ -24,7 +24,29 @@ final class KernelFlagsTests: XCTestCase {
     }
 
     func testEveryCapabilityIsAskedFor() {
-        XCTAssertEqual(Set(KernelCapability.wanted), [.parallelDirectoryOperations, .readdirplus])
+        XCTAssertEqual(Set(KernelCapability.wanted), [.parallelDirectoryOperations, .readdirplus, .spliceReplies])
+    }
+
+    func testAPhotoWhoseBytesAreInOneFileIsReadFromThatFile() throws {
+        let fixture = try FilesystemFixture(photos: 2)
+        let inode = try XCTUnwrap(fixture.yearEntries().first).attributes.inode
+        let first = try fixture.filesystem.open(inode: inode)
+        let bytes = try fixture.readAll(first.handle)
+        fixture.filesystem.release(first.handle)
+        let second = try fixture.filesystem.open(inode: inode)
+        defer { fixture.filesystem.release(second.handle) }
+        guard case .fileRange(let descriptor, let offset, let count) = fixture.filesystem.readReply(second.handle, count: 4096, at: 0) else {
+            return XCTFail("a cached original is answered from its file")
+        }
+        XCTAssertEqual(offset, 0)
+        XCTAssertEqual(count, min(4096, bytes.count))
+        var head = [UInt8](repeating: 0, count: count)
+        XCTAssertEqual(pread(descriptor, &head, count, 0), count)
+        XCTAssertEqual(Data(head), bytes.prefix(count))
+        guard case .fileRange(_, _, let rest) = fixture.filesystem.readReply(second.handle, count: 4096, at: Int64(bytes.count) - 10) else {
+            return XCTFail("the end of the file too")
+        }
+        XCTAssertEqual(rest, 10, "clamped to the photo's end")
     }
 
     func testTheIOSizeKeepsBufferedClientsSmallAndCoreutilsReadsWhole() {
