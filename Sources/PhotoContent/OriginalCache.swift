@@ -262,10 +262,16 @@ public final class OriginalCache: @unchecked Sendable {
 
     /// The start of every cache file name of a photo's bytes: its id with anything but ASCII letters and
     /// digits as "_", at most 64 characters (variants of the photo use the id "variant-<id>").
+    /// Byte by byte: `CharacterSet.alphanumerics` made this a tenth of a warm local photo's open (perf).
     static func fileNamePrefix(photoID: String) -> String {
-        String(photoID.unicodeScalars.map {
-            CharacterSet.alphanumerics.contains($0) && $0.isASCII ? Character($0) : "_"
-        }.prefix(64))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        for scalar in photoID.unicodeScalars.prefix(64) {
+            let value = scalar.value
+            let kept = (0x30...0x39).contains(value) || (0x41...0x5A).contains(value) || (0x61...0x7A).contains(value)
+            bytes.append(kept ? UInt8(truncatingIfNeeded: value) : UInt8(ascii: "_"))
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// One photo whose cached bytes are to be freed: every cache file of it except `keeping` (the key of the

@@ -53,4 +53,23 @@ final class LocalFileReadTests: XCTestCase {
         try Data(count: 999).write(to: URL(fileURLWithPath: path))
         XCTAssertThrowsError(try LocalFileOriginals().open(source, thumbnailer: nil))
     }
+
+    func testAFileURIsPathWithAndWithoutEscapes() {
+        XCTAssertEqual(LocalFileContent.path(fromFileURI: "file:///home/ada/IMG_1.jpg"), "/home/ada/IMG_1.jpg")
+        XCTAssertEqual(LocalFileContent.path(fromFileURI: "file:///home/ada/%C3%89t%C3%A9%202024/a%23b.jpg"), "/home/ada/Été 2024/a#b.jpg")
+        XCTAssertEqual(LocalFileContent.path(fromFileURI: "file:///a/..b/c..d/...jpg"), "/a/..b/c..d/...jpg", "dots, not a parent")
+        XCTAssertNil(LocalFileContent.path(fromFileURI: "file:///a/../etc/passwd"))
+        XCTAssertNil(LocalFileContent.path(fromFileURI: "file:///a/.."))
+        XCTAssertNil(LocalFileContent.path(fromFileURI: "file:///a/%2E%2E/b"), "an escaped parent is a parent")
+        XCTAssertNil(LocalFileContent.path(fromFileURI: "file:///a%00b"))
+        XCTAssertNil(LocalFileContent.path(fromFileURI: "file:///a%2"), "a cut escape")
+        XCTAssertNil(LocalFileContent.path(fromFileURI: "file://host/a.jpg"))
+        XCTAssertNil(LocalFileContent.path(fromFileURI: "https://example.com/a.jpg"))
+    }
+
+    func testCacheFileNamesKeepOnlyASCIILettersAndDigits() {
+        XCTAssertEqual(OriginalCache.fileNamePrefix(photoID: "file-ab12"), "file_ab12")
+        XCTAssertEqual(OriginalCache.fileNamePrefix(photoID: "é/x"), "__x")
+        XCTAssertEqual(OriginalCache.fileNamePrefix(photoID: String(repeating: "a", count: 100)).count, 64)
+    }
 }
