@@ -33,6 +33,7 @@ public final class FolderImporter {
     public func run() throws -> FolderImportReport {
         let plan = try scan.plan()
         var report = FolderImportReport(counts: plan.counts, roots: roots)
+        if plan.nothingChanged, try noteSynced(plan.walkedRoots) { return report }
         for root in roots where plan.walkedRoots.contains(root) {
             let source = FolderSource(root: root, photos: plan.photosByRoot[root] ?? [], places: plan.places,
                                       removed: plan.removedByRoot[root] ?? [], videos: 0)
@@ -50,5 +51,23 @@ public final class FolderImporter {
             try catalog.updateFolderFiles(roots: plan.walkedRoots, previous: plan.previousFiles, to: plan.files)
         }
         return report
+    }
+
+    /// When nothing changed, all a `LibraryImporter` run per folder would write is the time of its last
+    /// complete import: written here for every folder in one transaction (the importers' transactions,
+    /// queries and fsyncs were ~50 ms of an unchanged re-import of 100,000 files). False, and nothing
+    /// written, when a folder's last import was interrupted: the importer continues it as usual.
+    private func noteSynced(_ walkedRoots: Set<String>) throws -> Bool {
+        var states: [SyncState] = []
+        let now = Int64(Date().timeIntervalSince1970)
+        for root in roots where walkedRoots.contains(root) {
+            let key = FolderSource(root: root, photos: [], places: [:], removed: [], videos: 0).listingKey
+            var state = try catalog.syncState(listingKey: key) ?? SyncState(listingKey: key, sourceKind: "folder")
+            guard state.resume == nil, state.sourceKind == "folder" else { return false }
+            state.lastSyncedAt = now
+            states.append(state)
+        }
+        try catalog.saveSyncStates(states)
+        return true
     }
 }

@@ -71,9 +71,16 @@ final class UnchangedReimportTests: XCTestCase {
         XCTAssertEqual(counts.skipped["other"], 1)
 
         // And a real import that recognises it writes nothing: the remembered rows stay.
-        let before = try Catalog(path: library).folderFiles()
+        let catalog = try Catalog(path: library)
+        let before = try catalog.folderFiles()
+        var state = try XCTUnwrap(catalog.syncState(listingKey: "folder \(photos)"))
+        state.lastSyncedAt = 1000
+        try catalog.saveSyncState(state)
+        let started = Int64(Date().timeIntervalSince1970)
         try run([photos])
         XCTAssertEqual(try Catalog(path: library).folderFiles(), before)
+        let synced = try XCTUnwrap(Catalog(path: library).syncState(listingKey: "folder \(photos)")?.lastSyncedAt)
+        XCTAssertGreaterThanOrEqual(synced, started, "the folder was looked at now: status says so")
     }
 
     /// Each change makes the walk not unchanged; the plan is then the full reconciliation's.
