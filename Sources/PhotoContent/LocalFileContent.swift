@@ -116,7 +116,7 @@ public final class LocalFileOriginals: OriginalAccess, @unchecked Sendable {
     public func open(_ source: ContentSource, thumbnailer: String?) throws -> ContentHandle {
         let file = try LocalFileContent.open(source, path: try path(source))
         return ContentHandle(cachedFile: file, key: OriginalCache.key(for: source), size: source.expectedSize,
-                             photoID: source.photoID, readsAheadWhole: true)
+                             photoID: source.photoID)
     }
 
     public func release(_ handle: ContentHandle) {}

@@ -76,21 +76,15 @@ public final class ContentHandle: @unchecked Sendable {
     /// finished download kept in memory, which no longer asks for anything.
     let isReader: Bool
 
-    /// Whether the first read of the photo asks the kernel for the whole file at once (a local photo: see
-    /// `LocalFileOriginals.open`).
-    private let readsAheadWhole: Bool
-
-    init(cachedFile: OpenFile, key: String, size: Int64, photoID: String, readsAheadWhole: Bool = false) {
+    init(cachedFile: OpenFile, key: String, size: Int64, photoID: String) {
         self.cachedFile = cachedFile; self.download = nil; self.key = key; self.size = size; self.photoID = photoID
         isReader = false
-        self.readsAheadWhole = readsAheadWhole
     }
 
     init(download: Download, key: String, reader: Bool) {
         self.cachedFile = nil; self.download = download; self.key = key
         self.size = download.source.expectedSize; self.photoID = download.source.photoID
         isReader = reader
-        readsAheadWhole = false
     }
 
     /// The open file and the part of it a read of `count` bytes at `offset` gets, for a photo whose bytes are
@@ -99,18 +93,7 @@ public final class ContentHandle: @unchecked Sendable {
     public func fileRange(count: Int, at offset: Int64) -> (descriptor: Int32, offset: Int64, count: Int)? {
         guard download == nil, let cachedFile else { return nil }
         guard offset >= 0, offset < size, count > 0 else { return (cachedFile.fd, max(0, offset), 0) }
-        if offset == 0 && readsAheadWhole { readAheadWhole(cachedFile) }
         return (cachedFile.fd, offset, Int(min(Int64(count), size - offset)))
-    }
-
-    /// A read at the start of a local photo: the kernel's page cache of the mount does not hold it, so someone
-    /// is reading it, almost always whole. The file is asked for whole now (POSIX_FADV_WILLNEED: one read of
-    /// the disk, in the background) rather than in the windows its own read-ahead grows from each request
-    /// (128 KiB, then 512 KiB, ...). Not at open: a warm read through the mount sends no read at all, and the
-    /// file's own pages may be gone by then (the mount's pages serve it), so asking at open would read the disk
-    /// for nothing.
-    private func readAheadWhole(_ file: OpenFile) {
-        _ = posix_fadvise(file.fd, 0, 0, POSIX_FADV_WILLNEED)
     }
 
     /// Whether the bytes are kept in memory for this open (the cache could not take them).
@@ -128,7 +111,6 @@ public final class ContentHandle: @unchecked Sendable {
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         if let download { return try download.read(into: buffer, at: offset) }
         guard let cachedFile, offset >= 0, offset < size, buffer.count > 0 else { return 0 }
-        if offset == 0 && readsAheadWhole { readAheadWhole(cachedFile) }
         let wanted = Int(min(Int64(buffer.count), size - offset))
         do { return try cachedFile.read(into: buffer.baseAddress!, count: wanted, at: offset) } catch let kind as ContentError.Kind {
             throw ContentError(kind: kind, photoID: photoID, url: "")
