@@ -29,4 +29,15 @@ static inline void photofs_fi_set_dir_flags(struct fuse_file_info *fi, int cache
     fi->keep_cache = keep_cache ? 1 : 0;
 }
 
+/* Answers a read with `size` bytes of the open file `fd` at `offset`. With FUSE_CAP_SPLICE_WRITE libfuse
+   splices them from the file's pages into /dev/fuse (the daemon never copies them); otherwise, or when the
+   pipe cannot take them, it reads them into a buffer of its own. FUSE_BUFVEC_INIT is a macro Swift cannot call. */
+static inline int photofs_reply_file(fuse_req_t req, int fd, off_t offset, size_t size) {
+    struct fuse_bufvec buffer = FUSE_BUFVEC_INIT(size);
+    buffer.buf[0].flags = (enum fuse_buf_flags)(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    buffer.buf[0].fd = fd;
+    buffer.buf[0].pos = offset;
+    return fuse_reply_data(req, &buffer, FUSE_BUF_SPLICE_NONBLOCK);
+}
+
 #endif

@@ -21,10 +21,10 @@ public final class FolderImporter {
     /// `deferred`: files still being written (`--watch`), left as remembered until a later import.
     public init(catalog: Catalog, roots: [String], logger: Logger, progress: ImportProgress?,
                 cities: @escaping () -> NearestCity = { NearestCity(cities: GeonamesCities.all) },
-                deferred: Set<String> = []) {
+                deferred: Set<String> = [], recognisesUnchanged: Bool = true) {
         self.catalog = catalog; self.roots = roots; self.logger = logger; self.progress = progress
         self.scan = FolderScan(catalog: catalog, roots: roots, logger: logger, progress: progress, cities: cities,
-                               deferred: deferred)
+                               deferred: deferred, recognisesUnchanged: recognisesUnchanged)
     }
 
     /// Scans, then writes each folder's photos through `LibraryImporter` (a page a transaction), then the
@@ -33,6 +33,7 @@ public final class FolderImporter {
     public func run() throws -> FolderImportReport {
         let plan = try scan.plan()
         var report = FolderImportReport(counts: plan.counts, roots: roots)
+        if plan.nothingChanged, try noteSynced(plan.walkedRoots) { return report }
         for root in roots where plan.walkedRoots.contains(root) {
             let source = FolderSource(root: root, photos: plan.photosByRoot[root] ?? [], places: plan.places,
                                       removed: plan.removedByRoot[root] ?? [], videos: 0)
@@ -46,7 +47,27 @@ public final class FolderImporter {
             report.written.unchanged += result.summary.unchanged
             report.written.regions = result.summary.regions
         }
-        try catalog.updateFolderFiles(roots: plan.walkedRoots, previous: plan.previousFiles, to: plan.files)
+        if !plan.nothingChanged {
+            try catalog.updateFolderFiles(roots: plan.walkedRoots, previous: plan.previousFiles, to: plan.files)
+        }
         return report
+    }
+
+    /// When nothing changed, all a `LibraryImporter` run per folder would write is the time of its last
+    /// complete import: written here for every folder in one transaction (the importers' transactions,
+    /// queries and fsyncs were ~50 ms of an unchanged re-import of 100,000 files). False, and nothing
+    /// written, when a folder's last import was interrupted: the importer continues it as usual.
+    private func noteSynced(_ walkedRoots: Set<String>) throws -> Bool {
+        var states: [SyncState] = []
+        let now = Int64(Date().timeIntervalSince1970)
+        for root in roots where walkedRoots.contains(root) {
+            let key = FolderSource(root: root, photos: [], places: [:], removed: [], videos: 0).listingKey
+            var state = try catalog.syncState(listingKey: key) ?? SyncState(listingKey: key, sourceKind: "folder")
+            guard state.resume == nil, state.sourceKind == "folder" else { return false }
+            state.lastSyncedAt = now
+            states.append(state)
+        }
+        try catalog.saveSyncStates(states)
+        return true
     }
 }

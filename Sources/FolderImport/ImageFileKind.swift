@@ -31,6 +31,7 @@ public enum ImageFileKind: String, Equatable, Sendable, CaseIterable {
     /// The kind a file name claims: `.jpg`, `.jpeg`, `.jpe` (any case) are JPEG, `.png` PNG, `.heic`, `.heif`,
     /// `.hif` HEIC.
     public static func fromName(_ name: String) -> ImageFileKind {
+        if let kind = commonImage(name.utf8) { return kind }
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return .other }
         let ext = name[name.index(after: dot)...].lowercased()
         switch ext {
@@ -42,6 +43,31 @@ public enum ImageFileKind: String, Equatable, Sendable, CaseIterable {
             if rawExtensions.contains(ext) { return .raw }
             return .other
         }
+    }
+
+    /// `.jpg`, `.jpeg`, `.png`, `.heic` in any case, read from the name's last bytes without making a lowercased
+    /// copy of its extension (100,000 names: 2% of an unchanged re-import's CPU).
+    private static func commonImage(_ name: String.UTF8View) -> ImageFileKind? {
+        var tail: UInt64 = 0 // the last five bytes, ASCII letters lowercased
+        var count = 0
+        for byte in name.reversed() {
+            guard count < 5 else { break }
+            let lowered = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+            tail |= UInt64(lowered) << (8 * UInt64(count))
+            count += 1
+        }
+        let length = name.count
+        func ends(_ suffix: String) -> Bool {
+            guard length > suffix.utf8.count else { return false } // ".jpg" alone is a hidden file, not a photo
+            var value: UInt64 = 0
+            for (index, byte) in suffix.utf8.reversed().enumerated() { value |= UInt64(byte) << (8 * UInt64(index)) }
+            let mask: UInt64 = suffix.utf8.count >= 8 ? .max : (1 << (8 * UInt64(suffix.utf8.count))) - 1
+            return tail & mask == value
+        }
+        if ends(".jpg") || ends(".jpeg") { return .jpeg }
+        if ends(".png") { return .png }
+        if ends(".heic") { return .heic }
+        return nil
     }
 
     /// Whether the first bytes are what the name claims (a `.jpg` that is really a PNG is a corrupt file

@@ -182,6 +182,7 @@ public final class FuseSession: @unchecked Sendable {
                 switch capability {
                 case .parallelDirectoryOperations: flag = UInt32(FUSE_CAP_PARALLEL_DIROPS)
                 case .readdirplus: flag = UInt32(FUSE_CAP_READDIRPLUS)
+                case .spliceReplies: flag = UInt32(FUSE_CAP_SPLICE_WRITE)
                 }
                 if conn.pointee.capable & flag != 0 { conn.pointee.want |= flag }
             }
@@ -251,6 +252,11 @@ public final class FuseSession: @unchecked Sendable {
                 fs.deferredReads.answer(ticket) { req in
                     if let error {
                         fs.fail(req, error, op: "read", inode: ino)
+                        return
+                    }
+                    if case .fileRange(let descriptor, let start, let count) = fs.filesystem.readReply(handle, count: size, at: Int64(offset)) {
+                        // libfuse answers an error itself when the file cannot be read.
+                        _ = photofs_reply_file(req, descriptor, off_t(start), count)
                         return
                     }
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 4096)

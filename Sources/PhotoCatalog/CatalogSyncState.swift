@@ -82,6 +82,12 @@ extension Catalog {
         try write { db in try Catalog.writeSyncState(state, db) }
     }
 
+    /// Writes several listings' states in one transaction (an unchanged folder re-import notes when each
+    /// folder was last looked at, and nothing else).
+    public func saveSyncStates(_ states: [SyncState]) throws {
+        try write { db in for state in states { try Catalog.writeSyncState(state, db) } }
+    }
+
     static func writeSyncState(_ state: SyncState, _ db: Database) throws {
         try db.execute(sql: """
             INSERT OR REPLACE INTO sync_state(listing_key, source_kind, account_id, account_name, last_sync_point,

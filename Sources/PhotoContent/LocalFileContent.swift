@@ -8,6 +8,12 @@ public enum LocalFileContent {
     /// absolute, holds NUL, or a `..` segment.
     public static func path(fromFileURI uri: String) -> String? {
         guard uri.hasPrefix("file:///") else { return nil }
+        // Most URIs have no escape: the path is the rest, checked in place (every open of a local photo asks).
+        if !uri.utf8.contains(UInt8(ascii: "%")) {
+            let path = uri.utf8.dropFirst(7)
+            guard !path.contains(0), !hasParentSegment(path) else { return nil }
+            return String(decoding: path, as: UTF8.self)
+        }
         var bytes: [UInt8] = []
         let source = Array(uri.utf8.dropFirst(7))
         var index = 0
@@ -29,10 +35,25 @@ public enum LocalFileContent {
                 index += 1
             }
         }
-        guard !bytes.contains(0) else { return nil }
-        let path = String(decoding: bytes, as: UTF8.self)
-        guard !path.split(separator: "/").contains("..") else { return nil }
-        return path
+        guard !bytes.contains(0), !hasParentSegment(bytes[...]) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether a path has a `..` segment.
+    private static func hasParentSegment<Bytes: Collection>(_ path: Bytes) -> Bool where Bytes.Element == UInt8 {
+        var segmentLength = 0
+        var dots = 0
+        for byte in path {
+            if byte == UInt8(ascii: "/") {
+                if segmentLength == 2 && dots == 2 { return true }
+                segmentLength = 0
+                dots = 0
+            } else {
+                segmentLength += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        return segmentLength == 2 && dots == 2
     }
 
     /// The etag a folder import records: content (the partial hash), size and mtime. A rename keeps all three

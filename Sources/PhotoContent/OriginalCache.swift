@@ -87,6 +87,15 @@ public final class ContentHandle: @unchecked Sendable {
         isReader = reader
     }
 
+    /// The open file and the part of it a read of `count` bytes at `offset` gets, for a photo whose bytes are
+    /// all in one file (a finished cache file, a local photo): the kernel can take them from the file itself
+    /// (splice). Nil while the bytes come through a download. `count` is 0 past the end.
+    public func fileRange(count: Int, at offset: Int64) -> (descriptor: Int32, offset: Int64, count: Int)? {
+        guard download == nil, let cachedFile else { return nil }
+        guard offset >= 0, offset < size, count > 0 else { return (cachedFile.fd, max(0, offset), 0) }
+        return (cachedFile.fd, offset, Int(min(Int64(count), size - offset)))
+    }
+
     /// Whether the bytes are kept in memory for this open (the cache could not take them).
     public var isInMemory: Bool { download?.isInMemory ?? false }
 
@@ -235,10 +244,16 @@ public final class OriginalCache: @unchecked Sendable {
 
     /// The start of every cache file name of a photo's bytes: its id with anything but ASCII letters and
     /// digits as "_", at most 64 characters (variants of the photo use the id "variant-<id>").
+    /// Byte by byte: `CharacterSet.alphanumerics` made this a tenth of a warm local photo's open (perf).
     static func fileNamePrefix(photoID: String) -> String {
-        String(photoID.unicodeScalars.map {
-            CharacterSet.alphanumerics.contains($0) && $0.isASCII ? Character($0) : "_"
-        }.prefix(64))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        for scalar in photoID.unicodeScalars.prefix(64) {
+            let value = scalar.value
+            let kept = (0x30...0x39).contains(value) || (0x41...0x5A).contains(value) || (0x61...0x7A).contains(value)
+            bytes.append(kept ? UInt8(truncatingIfNeeded: value) : UInt8(ascii: "_"))
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// One photo whose cached bytes are to be freed: every cache file of it except `keeping` (the key of the

@@ -70,12 +70,25 @@ public final class OpenDirectory: @unchecked Sendable {
     }
 }
 
+/// How a read is answered.
+public enum ReadReply: Equatable, Sendable {
+    /// `count` bytes of the open file `descriptor` at `offset`: the adapter hands libfuse the descriptor, which
+    /// splices the file's pages into the reply (`KernelCapability.spliceReplies`): the daemon neither reads nor
+    /// copies them.
+    case fileRange(descriptor: Int32, offset: Int64, count: Int)
+    /// Bytes `PhotoFilesystem.read` copies into a buffer: a variant in memory, a download still arriving.
+    case copied
+}
+
 /// What the mount asks of the kernel at init, where the kernel offers it.
 public enum KernelCapability: CaseIterable, Sendable {
     /// Lookups in different directories need not wait for each other.
     case parallelDirectoryOperations
     /// One readdirplus answers `ls -l` with names and attributes together (no lookup per file).
     case readdirplus
+    /// Replies may be spliced into /dev/fuse (FUSE_CAP_SPLICE_WRITE): a read answered from a file
+    /// (`ReadReply.fileRange`) moves the file's pages without a copy through the daemon's memory.
+    case spliceReplies
 
     /// Everything above: each is offered by every kernel since 4.x, and none has a cost here.
     public static let wanted = KernelCapability.allCases

@@ -614,10 +614,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// Bytes still downloading are waited for. The read that makes the handle a whole reader warms its
     /// folder's next photos.
     public func read(_ handle: OpenPhoto, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        if let folder = handle.folder, handle.noteRead(offset: offset, count: buffer.count) {
-            planner.readWhole(in: folder)
-            prefetch(handle.neighbours)
-        }
+        noteRead(handle, count: buffer.count, at: offset)
         if let bytes = handle.variantBytes {
             guard offset >= 0, offset < Int64(bytes.count) else { return 0 }
             let count = min(buffer.count, bytes.count - Int(offset))
@@ -631,6 +628,23 @@ public final class PhotoFilesystem: @unchecked Sendable {
             logger.error("read failed", metadata: ["photo": "\(handle.photoID)", "inode": "\(handle.attributes.inode)",
                                                     "op": "read", "error": "\(error)"])
             throw FilesystemError(.ioFailure, "reading photo \(handle.photoID)", underlying: error)
+        }
+    }
+
+    /// How the adapter answers a read of `count` bytes at `offset` that `whenReadable` let through: straight
+    /// from the open file when the photo's bytes are all in one (a local photo, a finished cache file), so the
+    /// kernel takes its pages without the daemon copying them; else with `read(_:into:at:)`.
+    public func readReply(_ handle: OpenPhoto, count: Int, at offset: Int64) -> ReadReply {
+        guard handle.variantBytes == nil, let range = handle.content?.fileRange(count: count, at: offset) else { return .copied }
+        noteRead(handle, count: count, at: offset)
+        return .fileRange(descriptor: range.descriptor, offset: range.offset, count: range.count)
+    }
+
+    /// The read that makes the handle a whole reader warms its folder's next photos.
+    private func noteRead(_ handle: OpenPhoto, count: Int, at offset: Int64) {
+        if let folder = handle.folder, handle.noteRead(offset: offset, count: count) {
+            planner.readWhole(in: folder)
+            prefetch(handle.neighbours)
         }
     }
 

@@ -1,7 +1,9 @@
 // What the adapter sets besides the replies' values: open and opendir flags, the capabilities asked for at
 // init, and the stat figures (st_blksize, st_blocks), decided in PhotoFS so they are tested without a kernel.
 import Foundation
+import PhotoContent
 import PhotoFS
+import PhotoTree
 import XCTest
 
 final class KernelFlagsTests: XCTestCase {
@@ -24,7 +26,36 @@ final class KernelFlagsTests: XCTestCase {
     }
 
     func testEveryCapabilityIsAskedFor() {
-        XCTAssertEqual(Set(KernelCapability.wanted), [.parallelDirectoryOperations, .readdirplus])
+        XCTAssertEqual(Set(KernelCapability.wanted), [.parallelDirectoryOperations, .readdirplus, .spliceReplies])
+    }
+
+    func testAPhotoWhoseBytesAreInOneFileIsReadFromThatFile() throws {
+        let fixture = try FilesystemFixture(photos: 2)
+        let entry = try XCTUnwrap(fixture.yearEntries().first)
+        let inode = entry.attributes.inode
+        let first = try fixture.filesystem.open(inode: inode)
+        let bytes = try fixture.readAll(first.handle)
+        fixture.filesystem.release(first.handle)
+        // The download becomes the cache's file once it is stored, a moment after its last byte was read.
+        guard case .photo(let seq) = entry.node, let photo = try fixture.catalog.photo(seq: seq),
+              let size = photo.byteSize, let type = photo.contentType else { return XCTFail("a photo") }
+        let source = ContentSource(photoID: photo.id, url: photo.originalURL, expectedSize: size, contentType: type,
+                                   etag: photo.etag)
+        XCTAssertTrue(eventually { fixture.cache.cachedPath(for: source) != nil })
+        let second = try fixture.filesystem.open(inode: inode)
+        defer { fixture.filesystem.release(second.handle) }
+        guard case .fileRange(let descriptor, let offset, let count) = fixture.filesystem.readReply(second.handle, count: 4096, at: 0) else {
+            return XCTFail("a cached original is answered from its file")
+        }
+        XCTAssertEqual(offset, 0)
+        XCTAssertEqual(count, min(4096, bytes.count))
+        var head = [UInt8](repeating: 0, count: count)
+        XCTAssertEqual(pread(descriptor, &head, count, 0), count)
+        XCTAssertEqual(Data(head), bytes.prefix(count))
+        guard case .fileRange(_, _, let rest) = fixture.filesystem.readReply(second.handle, count: 4096, at: Int64(bytes.count) - 10) else {
+            return XCTFail("the end of the file too")
+        }
+        XCTAssertEqual(rest, 10, "clamped to the photo's end")
     }
 
     func testTheIOSizeKeepsBufferedClientsSmallAndCoreutilsReadsWhole() {
