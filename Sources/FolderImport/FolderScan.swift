@@ -70,7 +70,7 @@ public final class FolderScan {
         // What an unchanged re-import compares is read from the catalog while the folders are walked: the walk
         // waits on the kernel, the read on SQLite, and there are two cores (100,000 files: ~0.2 s each).
         let rememberedStats = deferred.isEmpty && recognisesUnchanged
-            ? BackgroundRead { [catalog, roots] in try catalog.rememberedStats(roots: roots, pathOfURL: LocalFileContent.path(fromFileURI:)) }
+            ? BackgroundResult(threadName: "catalog-read") { [catalog, roots] in try catalog.rememberedStats(roots: roots, pathOfURL: LocalFileContent.path(fromFileURI:)) }
             : nil
         var walk = FolderWalk.walk(roots: roots)
         if !deferred.isEmpty { walk.images.removeAll { deferred.contains($0.path) } }

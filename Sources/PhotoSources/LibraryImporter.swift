@@ -157,13 +157,13 @@ public final class LibraryImporter {
         // The next page is asked for while this one's sizes are measured and written: the two waits overlap.
         // 20,000 photos, pages from the loopback origin (8.7 s for its 40 pages alone) and HEADs to nginx
         // (1.0 s at 8 at once): 12.7-12.8 s with each page's steps one after the other, 10.2 s overlapped.
-        var nextPage: BackgroundPage?
+        var nextPage: (cursor: PageCursor?, page: BackgroundResult<SourcePage>)?
         while !listingDone {
             progress?.update(stage: "pages", done: report.pages, total: nil)
             let cursor = resume.cursor.map(PageCursor.init(token:))
             let page: SourcePage
             if let pending = nextPage, pending.cursor?.token == cursor?.token {
-                page = try pending.result()
+                page = try pending.page.value()
             } else {
                 page = try fetchPage(cursor)
             }
@@ -205,7 +205,7 @@ public final class LibraryImporter {
             state.videoCount += page.videos
             if !listingDone, let next {
                 let cursor = PageCursor(token: next.token)
-                nextPage = BackgroundPage(cursor: cursor) { try fetchPage(cursor) }
+                nextPage = (cursor, BackgroundResult(threadName: "next-page") { try fetchPage(cursor) })
             }
             try commit(photos, state: state, into: &report)
             pagesCommitted += 1
@@ -461,28 +461,4 @@ public final class LibraryImporter {
 
     /// Progress objects are called from the measuring threads; the CLI's takes its own lock.
     private struct UncheckedProgress: @unchecked Sendable { let progress: ImportProgress }
-}
-
-/// A listing page asked for on its own thread; `result` waits for it (and throws what fetching it threw).
-final class BackgroundPage: @unchecked Sendable {
-    let cursor: PageCursor?
-    private let done = DispatchSemaphore(value: 0)
-    private var outcome: Result<SourcePage, Error>?
-
-    init(cursor: PageCursor?, fetch: @escaping @Sendable () throws -> SourcePage) {
-        self.cursor = cursor
-        let thread = Thread { [self] in
-            outcome = Result { try fetch() }
-            done.signal()
-        }
-        thread.name = "next-page"
-        thread.start()
-    }
-
-    func result() throws -> SourcePage {
-        done.wait()
-        done.signal() // a second call returns the same
-        guard let outcome else { throw CancellationError() } // set before the signal: cannot happen
-        return try outcome.get()
-    }
 }

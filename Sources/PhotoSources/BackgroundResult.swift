@@ -1,15 +1,15 @@
-// A value computed on its own thread while the caller does something else (the catalog read during the walk).
+// A value computed on a thread of its own while the caller does something else: the next listing page, a catalog read.
 import Foundation
 
-/// A value computed on its own thread while the caller does something else.
-final class BackgroundRead<Value: Sendable>: @unchecked Sendable {
+/// A value computed on its own thread; `value()` waits for it (and throws what computing it threw).
+public final class BackgroundResult<Value>: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private var outcome: Result<Value, Error>?
-    private var work: (@Sendable () throws -> Value)?
+    private var work: (() throws -> Value)?
 
     /// `work` is let go before the value is handed over: what it holds (a catalog) is closed by the caller's
     /// thread, not later by this one while the caller opens the library again.
-    init(_ work: @escaping @Sendable () throws -> Value) {
+    public init(threadName: String, _ work: @escaping @Sendable () throws -> Value) {
         self.work = work
         let thread = Thread { [self] in
             if let work = self.work {
@@ -18,11 +18,11 @@ final class BackgroundRead<Value: Sendable>: @unchecked Sendable {
             }
             done.signal()
         }
-        thread.name = "catalog-read"
+        thread.name = threadName
         thread.start()
     }
 
-    func value() throws -> Value {
+    public func value() throws -> Value {
         done.wait()
         done.signal() // a second call returns the same
         guard let outcome else { throw CancellationError() } // set before the signal: cannot happen
