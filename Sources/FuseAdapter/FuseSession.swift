@@ -23,7 +23,7 @@ public final class FuseSession: @unchecked Sendable {
     /// session that is gone.
     let deferredReads = DeferredReplies<fuse_req_t?>()
 
-    /// `options` are extra `-o` mount options (allow_other, ...). The mount is always read-only.
+    /// `options` are extra `-o` mount options (allow_other, ...). Every write is refused (EROFS).
     public init(filesystem: PhotoFilesystem, mountpoint: String, fsName: String, options: [String], logger: Logger) {
         self.filesystem = filesystem
         self.mountpoint = mountpoint
@@ -33,9 +33,11 @@ public final class FuseSession: @unchecked Sendable {
         // default_permissions is always set: the kernel checks every access against the modes we give
         // (private photos 0400, see Listing.swift), so an allow_other mount cannot show them to others. It
         // also means the kernel never sends FUSE_ACCESS (it answers access(2) itself), so there is no access
-        // handler. Writes are refused with EROFS by each mutating call (and statfs says ST_RDONLY); the
-        // kernel's mount is not `ro`, nor made so by a user's `ro`: on a read-only mount the kernel answers
-        // rmdir with EROFS itself, and `rmdir /search/<query>` forgets a search.
+        // handler. Writes are refused with EROFS by each mutating call; the kernel's mount is not `ro`, nor
+        // made so by a user's `ro`: on a read-only mount the kernel answers rmdir with EROFS itself, and
+        // `rmdir /search/<query>` forgets a search. The cost: statvfs(2) does not say ST_RDONLY (the kernel
+        // takes f_flag from the mount's flags; FUSE's statfs reply has no field for it), so a program running
+        // as root that asks access(W_OK) is told yes and then gets EROFS.
         var all = ["default_permissions", "fsname=\(name)", "subtype=photofs"]
         all += options.flatMap { $0.split(separator: ",").map(String.init) }
             .filter { $0 != "rw" && $0 != "ro" && !$0.isEmpty }
@@ -310,7 +312,6 @@ public final class FuseSession: @unchecked Sendable {
             info.f_blocks = UInt(usage.blocks)
             info.f_files = UInt(usage.files)
             info.f_namemax = UInt(usage.nameMax)
-            info.f_flag = UInt(ST_RDONLY)
             fuse_reply_statfs(req, &info)
         }
         // Every call that would change the tree: the file system is read-only.
