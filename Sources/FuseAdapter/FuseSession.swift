@@ -33,14 +33,14 @@ public final class FuseSession: @unchecked Sendable {
         // default_permissions is always set: the kernel checks every access against the modes we give
         // (private photos 0400, see Listing.swift), so an allow_other mount cannot show them to others. It
         // also means the kernel never sends FUSE_ACCESS (it answers access(2) itself), so there is no access
-        // handler. Writes are refused with EROFS by each mutating call; the kernel's mount is not `ro`, nor
-        // made so by a user's `ro`: on a read-only mount the kernel answers rmdir with EROFS itself, and
-        // `rmdir /search/<query>` forgets a search. The cost: statvfs(2) does not say ST_RDONLY (the kernel
-        // takes f_flag from the mount's flags; FUSE's statfs reply has no field for it), so a program running
-        // as root that asks access(W_OK) is told yes and then gets EROFS.
+        // handler. Writes are refused with EROFS by each mutating call; the kernel's mount is not `ro` unless
+        // a user asks for it (`-o ro`, an fstab line): on a read-only mount the kernel answers rmdir with EROFS
+        // itself, and `rmdir /search/<query>` forgets a search. The cost of `rw`: statvfs(2) does not say
+        // ST_RDONLY (the kernel takes f_flag from the mount's flags; FUSE's statfs reply has no field for it),
+        // so a program running as root that asks access(W_OK) is told yes and then gets EROFS.
         var all = ["default_permissions", "fsname=\(name)", "subtype=photofs"]
         all += options.flatMap { $0.split(separator: ",").map(String.init) }
-            .filter { $0 != "rw" && $0 != "ro" && !$0.isEmpty }
+            .filter { $0 != "rw" && !$0.isEmpty }
         arguments = ["photofs", "-o", all.joined(separator: ",")].map { (argument: String) in strdup(argument) }
     }
 

@@ -20,15 +20,23 @@ public struct RecentSearches: Sendable {
     /// The node of `query`'s directory, which becomes the most recent; `forgotten` is the node of the query
     /// pushed out (its directory is then gone: the filesystem tells the kernel).
     public mutating func remember(_ query: SearchQuery) -> (node: Node, forgotten: Node?) {
-        if let position = remembered.firstIndex(where: { $0.query.name == query.name }) {
+        // Names are compared as bytes, as the kernel and `node(named:)` do: an NFD spelling of a remembered NFC
+        // query is another name, so another directory (one inode under two names would confuse the dcache).
+        if let position = remembered.firstIndex(where: { $0.query.name.utf8.elementsEqual(query.name.utf8) }) {
             let entry = remembered.remove(at: position)
             remembered.append(entry)
             return (.searchResults(entry.number), nil)
         }
         let number = nextNumber
         nextNumber += 1
-        remembered.append((number, query))
         var forgotten: Node?
+        // A file dialog's location bar looks up every prefix as it is typed ("h", "ha", … "harbour 2019"): a
+        // query that extends the most recent one replaces it, so the 20 hold what was searched for, not each
+        // keystroke.
+        if let last = remembered.last, query.name.utf8.starts(with: last.query.name.utf8) {
+            forgotten = .searchResults(remembered.removeLast().number)
+        }
+        remembered.append((number, query))
         if remembered.count > Self.capacity { forgotten = .searchResults(remembered.removeFirst().number) }
         return (.searchResults(number), forgotten)
     }

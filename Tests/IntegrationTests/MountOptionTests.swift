@@ -86,6 +86,22 @@ final class MountOptionTests: MountedTestCase {
         XCTAssertTrue(unknown.stderr.contains("unknown mount option \"frobnicate\""), unknown.stderr)
     }
 
+    /// `-o ro` (an fstab line's) makes the kernel's mount read-only too: statvfs says so, and rmdir under
+    /// /search is refused by the kernel before photofs sees it.
+    func testROMakesTheKernelsMountReadOnly() throws {
+        try harness.mount(extra: ["-o", "ro"])
+        let line = try XCTUnwrap(mountinfoLine())
+        XCTAssertTrue(line.split(separator: " ")[5].hasPrefix("ro"), line)
+        var info = statvfs()
+        XCTAssertEqual(statvfs(harness.mountpoint, &info), 0)
+        XCTAssertNotEqual(info.f_flag & UInt(ST_RDONLY), 0)
+        XCTAssertEqual(momentFiles().count, 6)
+        let search = harness.mountpoint + "/search/photo"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: search))
+        let removed = Shell.run("rmdir", [search])
+        XCTAssertTrue(removed.stderr.contains("Read-only file system"), removed.stderr)
+    }
+
     func testANonEmptyMountPointIsRefusedUnlessAllowed() throws {
         let keep = harness.mountpoint + "/notes.txt"
         try "mine".write(toFile: keep, atomically: true, encoding: .utf8)

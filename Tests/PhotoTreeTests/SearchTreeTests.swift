@@ -31,6 +31,34 @@ final class SearchTreeTests: XCTestCase {
         XCTAssertEqual(searches.node(named: "q3"), listing.entry(named: "q3")?.node)
     }
 
+    func testAQueryTypedOneCharacterAtATimeKeepsOnlyItsLastForm() throws {
+        var searches = RecentSearches()
+        _ = searches.remember(try XCTUnwrap(SearchQuery(name: "lisbon")))
+        var previous: Node?
+        for typed in ["h", "ha", "harb", "harbour", "harbour 2019"] {
+            let remembered = searches.remember(try XCTUnwrap(SearchQuery(name: typed)))
+            XCTAssertEqual(remembered.forgotten, previous, "\(typed) replaces the query it extends")
+            previous = remembered.node
+        }
+        XCTAssertEqual(Set(searches.listing(newest: 0).entries.map(\.name)), ["lisbon", "harbour 2019"])
+        // Going back to a shorter query is a new one; so is one that does not extend the most recent.
+        XCTAssertNil(searches.remember(try XCTUnwrap(SearchQuery(name: "harbour"))).forgotten)
+        XCTAssertNil(searches.remember(try XCTUnwrap(SearchQuery(name: "lisbon"))).forgotten)
+        XCTAssertEqual(searches.count, 3)
+    }
+
+    func testNamesAreComparedAsBytes() throws {
+        var searches = RecentSearches()
+        let composed = try XCTUnwrap(SearchQuery(name: "bel\u{E9}m"))
+        let first = searches.remember(composed).node
+        _ = searches.remember(try XCTUnwrap(SearchQuery(name: "porto")))
+        let nfd = try XCTUnwrap(SearchQuery(name: "bele\u{301}m"))
+        XCTAssertNotEqual(searches.remember(nfd).node, first, "another spelling in bytes is another directory")
+        XCTAssertEqual(searches.node(named: "bel\u{E9}m"), first)
+        XCTAssertNotNil(searches.forget(named: "bele\u{301}m"))
+        XCTAssertEqual(searches.node(named: "bel\u{E9}m"), first)
+    }
+
     func testResultsAreBestFirstAndNamedAsInMoments() {
         let photos = [3, 1, 2].map { seq in
             PhotoRecord(seq: Int64(seq), id: "\(seq)", title: "Harbour", momentAt: 1_560_000_000 + Int64(seq),
