@@ -9,6 +9,9 @@ public struct FolderImportReport: Sendable {
     /// Photos added, updated or left as they were by the catalog writes.
     public var written = ImportSummary()
     public var roots: [String]
+    /// The walk matched the remembered files exactly and nothing but the folders' sync times was written: the
+    /// photos, and so their events, are as before.
+    public var changedNothing = false
 }
 
 public final class FolderImporter {
@@ -33,7 +36,10 @@ public final class FolderImporter {
     public func run() throws -> FolderImportReport {
         let plan = try scan.plan()
         var report = FolderImportReport(counts: plan.counts, roots: roots)
-        if plan.nothingChanged, try noteSynced(plan.walkedRoots) { return report }
+        if plan.nothingChanged, try noteSynced(plan.walkedRoots) {
+            report.changedNothing = true
+            return report
+        }
         for root in roots where plan.walkedRoots.contains(root) {
             let source = FolderSource(root: root, photos: plan.photosByRoot[root] ?? [], places: plan.places,
                                       removed: plan.removedByRoot[root] ?? [], videos: 0)

@@ -110,6 +110,7 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertEqual(again.counts.unchanged, 3)
         XCTAssertEqual(again.counts.filesRead, 0, "an unchanged folder reads no image bytes")
         XCTAssertEqual(again.written.added + again.written.updated, 0)
+        XCTAssertTrue(again.changedNothing, "so the CLI does not cluster the events again")
 
         // Rename and move; copy c (a duplicate); edit b; delete nothing yet.
         try FileManager.default.moveItem(atPath: a, toPath: photos + "/trip/renamed.jpg")
@@ -119,6 +120,7 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertEqual(changed.counts.renamedOrMoved, 1)
         XCTAssertEqual(changed.counts.edited, 1)
         XCTAssertEqual(changed.counts.duplicateFiles, 1)
+        XCTAssertFalse(changed.changedNothing)
         let moved = try XCTUnwrap(photo(titled: "Alpha"))
         XCTAssertEqual(moved.seq, alpha.seq, "same photo, same inode in the mount")
         XCTAssertEqual(moved.id, alpha.id)
