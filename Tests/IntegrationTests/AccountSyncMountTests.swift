@@ -98,9 +98,10 @@ final class AccountSyncMountTests: XCTestCase {
         XCTAssertEqual(origin.requestCount(method: "HEAD", path: addedPath), 1)
         XCTAssertEqual(origin.requestCount(method: "HEAD", path: replacedPath), 1)
 
-        // The live mount shows the new state within 2 s of the import's end.
+        // The live mount shows the new state within 2 s of the import's end on a quiet machine (its 1 s poll, then
+        // the kernel is told what changed); the deadline is wider so a loaded machine cannot fail the test.
         var problems: [String] = []
-        let shown = eventually(within: 2) {
+        let shown = eventually(within: 10) {
             problems = []
             let files = harness.mountedFiles()
             let byID = (try? harness.mountedFilesByPhotoID()) ?? [:]

@@ -157,12 +157,15 @@ final class ImmichMountTests: XCTestCase {
         let expected = Set(visible.map(\.id))
         XCTAssertFalse(expected.contains(trashed.id) || expected.contains(purged.id))
         XCTAssertTrue(expected.contains(added.id))
-        XCTAssertTrue(eventually(within: 2) { Set(photoIDs(under: "moments")) == expected }, "deletions and the addition")
-        XCTAssertTrue(eventually(within: 2) { Set(photoIDs(under: "favorites")) == Set(visible.filter(\.isFavorite).map(\.id)) },
+        // The mount sees a catalog change within its 1 s poll and tells the kernel what changed: within 2 s on a
+        // quiet machine. The deadline is wider so a loaded machine cannot fail the test; the figure is
+        // the poll's and the timeouts', not this test's.
+        XCTAssertTrue(eventually(within: 10) { Set(photoIDs(under: "moments")) == expected }, "deletions and the addition")
+        XCTAssertTrue(eventually(within: 10) { Set(photoIDs(under: "favorites")) == Set(visible.filter(\.isFavorite).map(\.id)) },
                       "the favourite changes")
-        XCTAssertTrue(eventually(within: 2) { photoIDs(under: albumDirectory).contains(added.id) }, "the album change")
+        XCTAssertTrue(eventually(within: 10) { photoIDs(under: albumDirectory).contains(added.id) }, "the album change")
         let changedFile = try XCTUnwrap(harness.files(under: "moments").first { (try? harness.photoID(ofInode: harness.inode(of: $0))) == changed.id })
-        XCTAssertTrue(eventually(within: 2) { (try? Data(contentsOf: URL(fileURLWithPath: changedFile))) == newBytes }, "the new bytes")
+        XCTAssertTrue(eventually(within: 10) { (try? Data(contentsOf: URL(fileURLWithPath: changedFile))) == newBytes }, "the new bytes")
         let addedFile = try XCTUnwrap(harness.files(under: "moments").first { (try? harness.photoID(ofInode: harness.inode(of: $0))) == added.id })
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: addedFile)), added.bytes)
         XCTAssertEqual(origin.count("GET /api/assets/{id}/original"), 2, "the changed and the added photo, when read")
