@@ -49,10 +49,24 @@ extension PhotoFilesystem {
     /// (each a `WHERE … ORDER BY` through an index, then a row lookup per photo); see docs/benchmarks.md
     /// for the scan's time. Returns the number of listings stored.
     @discardableResult
-    public func prebuildPhotoListings() -> Int {
+    /// `settlingEvents`: the events are settled (`EventTree.settle`) on another thread while the photos are
+    /// scanned, and the event folders built once both are done. Both read every photo: on 20,000 photos the
+    /// settle took 0.17 s and the scan and builds 0.35 s, one after the other, and a first `ls -lR` after mount
+    /// waited for both (0.87 s in all).
+    public func prebuildPhotoListings(settlingEvents: Bool = false) -> Int {
         guard listingPrebuild.begin() else { return 0 }
         defer { listingPrebuild.end() }
         let started = DispatchTime.now()
+        let settled = DispatchGroup()
+        if settlingEvents {
+            DispatchQueue.global(qos: .utility).async(group: settled) { [self] in
+                do { _ = try events.settle(onlyIfMissing: true) } catch {
+                    logger.error("events could not be settled", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        // Whatever happens below, the settle is waited for: it writes to the catalog this mount may close.
+        defer { settled.wait() }
         let stamp = listings.stamp()
         guard let rows = try? catalogRead(logging: logger, {
             try catalog.listingRowsOfAllPhotos(limit: PhotoFilesystem.prebuildPhotoLimit + 1)
@@ -74,6 +88,7 @@ extension PhotoFilesystem {
         }
         // The events' folders from the same rows: one `photos(seqs:)` per event took most of a first
         // `ls -lR /events`.
+        settled.wait()
         if let events = try? events.current() {
             folders += PhotoFilesystem.eventFolders(rows, events: events)
         }

@@ -140,7 +140,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     /// Polls the catalog's change counters and drops cached listings when another process changed it, so an
     /// import shows up in a live mount within `catalogPollInterval` plus the kernel's attribute timeout.
-    /// Events are settled first thing (then every photo listing is built in one scan), so the first
+    /// Events are settled first thing, beside the one scan that builds every photo listing, so the first
     /// `ls /events` finds them ready.
     public func startWatchingCatalog() {
         changeCheck.lock()
@@ -148,10 +148,12 @@ public final class PhotoFilesystem: @unchecked Sendable {
         changeCheck.unlock()
         let prebuild = Thread { [weak self] in
             guard let self else { return }
-            do { try self.events.settle(onlyIfMissing: true) } catch {
-                self.logger.error("events could not be settled", metadata: ["error": "\(error)"])
+            if self.prebuildPhotoListings(settlingEvents: true) == 0 {
+                // No scan (another build ran, or the catalog is over the limit): the events still settle now.
+                do { _ = try self.events.settle(onlyIfMissing: true) } catch {
+                    self.logger.error("events could not be settled", metadata: ["error": "\(error)"])
+                }
             }
-            self.prebuildPhotoListings()
         }
         prebuild.name = "listing-prebuild"
         prebuild.qualityOfService = .utility
