@@ -82,11 +82,7 @@ extension Catalog {
         let handle = statement.sqliteStatement
         let prefix = 7 // "file://"
         while true {
-            let step = sqlite3_step(handle)
-            if step == SQLITE_DONE { break }
-            guard step == SQLITE_ROW else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: step), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-            }
+            guard try nextRow(handle, db) else { break }
             guard sqlite3_column_type(handle, 0) == SQLITE_TEXT, sqlite3_column_type(handle, 1) == SQLITE_TEXT,
                   let idText = sqlite3_column_text(handle, 0), let urlText = sqlite3_column_text(handle, 1) else { continue }
             let id = UnsafeRawBufferPointer(start: idText, count: Int(sqlite3_column_bytes(handle, 0)))
@@ -127,11 +123,7 @@ extension Catalog {
         var photoIDs = PhotoIDBytes()
         var lastRoot: (bytes: [UInt8], index: Int?)?
         while true {
-            let step = sqlite3_step(handle)
-            if step == SQLITE_DONE { break }
-            guard step == SQLITE_ROW else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: step), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-            }
+            guard try nextRow(handle, db) else { break }
             guard sqlite3_column_type(handle, 0) == SQLITE_TEXT, sqlite3_column_type(handle, 1) == SQLITE_TEXT,
                   sqlite3_column_type(handle, 2) == SQLITE_INTEGER, sqlite3_column_type(handle, 3) == SQLITE_INTEGER,
                   sqlite3_column_type(handle, 4) == SQLITE_INTEGER, sqlite3_column_type(handle, 5) == SQLITE_INTEGER,
@@ -221,4 +213,14 @@ struct PathIndex {
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return hash
     }
+}
+
+/// Steps a statement read column by column: true at a row, false at its end, and SQLite's error otherwise.
+private func nextRow(_ handle: OpaquePointer?, _ db: Database) throws -> Bool {
+    let step = sqlite3_step(handle)
+    if step == SQLITE_DONE { return false }
+    guard step == SQLITE_ROW else {
+        throw DatabaseError(resultCode: ResultCode(rawValue: step), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+    }
+    return true
 }
