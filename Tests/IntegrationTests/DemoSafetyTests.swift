@@ -61,6 +61,9 @@ final class DemoSafetyTests: MountedTestCase {
         let first = try startDemo(directory: directory, mountpoint: mountpoint, name: "first")
         // 240 generated photos and their import: tens of seconds in a debug build on a shared machine.
         XCTAssertTrue(wait(for: first, timeout: 300) { isMounted(mountpoint) }, "the first demo never mounted")
+        // A mount settles its events once, just after it is mounted (one write, beside its listing scan); a
+        // listing of /events is answered once that is done. Only then is the library as it will stay.
+        XCTAssertEqual(Shell.run("ls", [mountpoint + "/events"]).status, 0)
         let before = libraryBytes(directory)
         XCTAssertNotNil(before[0])
 
