@@ -57,7 +57,9 @@ public enum EventTreeBuilder {
                               servedExtension: ((PhotoRecord) -> String)? = nil,
                               linkCount: (PhotoRecord) -> UInt32) -> DirectoryListing {
         let members = Set(event.members)
-        let inEvent = photos.filter { members.contains($0.seq) }.sorted { ($0.momentAt, $0.seq) < ($1.momentAt, $1.seq) }
+        // Sorted by keys read once, not by comparing (and copying) whole records.
+        let inEvent = photos.indices.filter { members.contains(photos[$0].seq) }
+            .map { (photos[$0].momentAt, photos[$0].seq, $0) }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map { photos[$0.2] }
         return TreeBuilder.photos(inEvent, in: .event(event.key), style: .moment, fileExtension: fileExtension,
                                   servedExtension: servedExtension, linkCount: linkCount)
     }

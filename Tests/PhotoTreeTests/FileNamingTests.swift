@@ -18,6 +18,10 @@ final class FileNamingTests: XCTestCase {
         XCTAssertEqual(FileNaming.sanitize(".hidden", fallback: "x"), "hidden")
         XCTAssertEqual(FileNaming.sanitize("  . spaced  ", fallback: "x"), "spaced")
         XCTAssertEqual(FileNaming.sanitize("keep.inner.dots", fallback: "x"), "keep.inner.dots")
+        // Plain ASCII is returned as given, but for what it must trim.
+        XCTAssertEqual(FileNaming.sanitize("Photo 1 ~ [x]", fallback: "x"), "Photo 1 ~ [x]")
+        XCTAssertEqual(FileNaming.sanitize("trailing ", fallback: "x"), "trailing")
+        XCTAssertEqual(FileNaming.sanitize(" leading", fallback: "x"), "leading")
     }
 
     func testLongNamesAreCutAtACharacterBoundaryKeepingTheExtension() {

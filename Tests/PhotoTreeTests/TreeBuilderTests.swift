@@ -22,6 +22,17 @@ final class TreeBuilderTests: XCTestCase {
         XCTAssertEqual(listing.attributes.mtime, 1_556_973_190)
     }
 
+    /// Names go to photos in seq order whatever order they are listed in, and a seq given twice is listed once,
+    /// where it first appears: the same names in an event (time order) as in its photographer's folder (seq order).
+    func testNamesFollowSeqOrderAndASeqGivenTwiceIsListedOnce() {
+        let first = photo(seq: 3, title: "Fog", at: 300), second = photo(seq: 9, title: "Fog", at: 100)
+        let bySeq = TreeBuilder.photos([first, second], in: .photographer(region: 1, photographer: 1), style: .title) { _ in 3 }
+        let byTime = TreeBuilder.photos([second, first, second], in: .event(3), style: .title) { _ in 3 }
+        XCTAssertEqual(bySeq.entries.map(\.name), ["Fog.jpg", "Fog (id9).jpg"])
+        XCTAssertEqual(byTime.entries.map(\.name), ["Fog (id9).jpg", "Fog.jpg"])
+        XCTAssertEqual(byTime.entries.map(\.attributes.inode), [Node.photo(seq: 9).inode, Node.photo(seq: 3).inode])
+    }
+
     func testPhotoAttributesAreExactAndReadOnly() {
         let listing = TreeBuilder.photos([photo(seq: 5, title: "A", at: 100, size: 12345)], in: .year(1970), style: .title) { _ in 2 }
         let entry = listing.entries[0]
