@@ -21,6 +21,18 @@ public struct EventPhoto: Equatable, Sendable {
     }
 }
 
+/// One photo of a mount's scan (`Catalog.listingRowsOfAllPhotos`): its listing row, its stored `moment_year`
+/// (nil when not an integer) and the same photo as event clustering sees it.
+public struct ScannedPhoto: Sendable {
+    public var photo: PhotoRecord
+    public var storedYear: Int64?
+    public var event: EventPhoto
+
+    public init(photo: PhotoRecord, storedYear: Int64?, event: EventPhoto) {
+        self.photo = photo; self.storedYear = storedYear; self.event = event
+    }
+}
+
 /// An event the library keeps as it was when it settled (its last photo more than 48 hours old): its name,
 /// first and last moment, and members. `id` is the smallest member seq at the time it settled, the same
 /// number its directory's inode carried before, so settling changes no inode.
@@ -114,6 +126,25 @@ extension Catalog {
         try read { db in
             try Catalog.integer(db, sql: "SELECT count(*) FROM event", arguments: []).map { Int(clamping: $0) } ?? 0
         }
+    }
+
+    /// Place names by place id and region names by id, as `eventPhotos` joins them (empty names and the
+    /// fallback region, which names nothing the origin said, left out).
+    static func eventPlaceNames(_ db: Database) throws -> (places: [String: String], regions: [Int64: String]) {
+        var places: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT place_id, name FROM place") {
+            let reader = ColumnReader(row, table: "place")
+            guard let id = reader.lenientText(0), let name = reader.lenientText(1), !name.isEmpty else { continue }
+            places[id] = places[id] ?? name
+        }
+        var regions: [Int64: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, name FROM region") {
+            let reader = ColumnReader(row, table: "region")
+            guard let id = reader.lenientInteger(0), let name = reader.lenientText(1), !name.isEmpty,
+                  name != Schema.fallbackRegion else { continue }
+            regions[id] = regions[id] ?? name
+        }
+        return (places, regions)
     }
 
     private static func eventPhotos(_ catalog: Catalog, _ db: Database) throws -> [EventPhoto] {

@@ -43,20 +43,32 @@ final class EventTree: @unchecked Sendable {
         return try settle(onlyIfMissing: true)
     }
 
-    /// Clusters the library's photos now (storing what settled when the library can be written).
+    /// Photos already read by the caller (the mount's scan), to cluster instead of reading the catalog again.
+    struct ScannedPhotos {
+        let photos: [EventPhoto]
+        let publicSeqs: Set<Int64>
+    }
+
+    /// Clusters the library's photos now (storing what settled when the library can be written). `scan` runs
+    /// first, holding the settle, so a listing of /events meanwhile waits for these events instead of
+    /// clustering the same photos again; the photos it returns are clustered (nil: read from the catalog).
     @discardableResult
-    func settle(onlyIfMissing: Bool = false) throws -> Snapshot {
+    func settle(onlyIfMissing: Bool = false, scan: () throws -> ScannedPhotos? = { nil }) throws -> Snapshot {
         settling.lock()
         defer { settling.unlock() }
+        let scanned = try scan()
         if onlyIfMissing, let known = lock.withLock({ snapshot }) { return known }
         let started = DispatchTime.now()
-        let (events, publicSeqs) = try catalogRead(logging: logger) {
-            (try LibraryEvents.settle(catalog, now: clock()), try catalog.publicPhotoSeqs())
+        let now = clock()
+        let settled = try catalogRead(logging: logger) { () -> Snapshot in
+            if let scanned, let events = try LibraryEvents.withoutSettling(catalog, photos: scanned.photos, now: now) {
+                return Snapshot(events, publicSeqs: scanned.publicSeqs)
+            }
+            return Snapshot(try LibraryEvents.settle(catalog, now: now), publicSeqs: try catalog.publicPhotoSeqs())
         }
-        let settled = Snapshot(events, publicSeqs: publicSeqs)
         lock.withLock { snapshot = settled }
         logger.debug("events settled", metadata: [
-            "events": "\(events.count)",
+            "events": "\(settled.events.count)", "fromScan": "\(scanned != nil)",
             "ms": "\(Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6)",
         ])
         return settled

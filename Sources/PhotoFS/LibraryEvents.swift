@@ -20,6 +20,17 @@ public enum LibraryEvents {
         return events
     }
 
+    /// The events as of `now` clustered from photos already read (a mount's scan), or nil when an event
+    /// settles now on a writable library: that must go through `settle`, which clusters again inside its write
+    /// so that an import settling at the same time agrees. A mount after an import has nothing to settle (the
+    /// import did it), so it neither reads every photo a second time nor writes.
+    public static func withoutSettling(_ catalog: Catalog, photos: [EventPhoto], now: Int64,
+                                       rules: EventRules = EventRules()) throws -> [PhotoEvent]? {
+        let result = EventClustering.cluster(photos, stored: try catalog.storedEvents(), now: now, rules: rules)
+        guard result.settlement.isEmpty || catalog.isReadOnly else { return nil }
+        return result.events
+    }
+
     /// The events as of `now` without writing anything.
     public static func current(_ catalog: Catalog, now: Int64, rules: EventRules = EventRules()) throws -> [PhotoEvent] {
         EventClustering.cluster(try catalog.eventPhotos(), stored: try catalog.storedEvents(), now: now, rules: rules).events

@@ -28,11 +28,20 @@ final class ListingPrebuild: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits until no build runs, at most `timeout` seconds.
-    func waitWhileRunning(timeout: TimeInterval) {
+    /// Wakes the listings waiting in `wait`: one more listing was stored.
+    func stored() {
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until no build runs or `isReady` holds (checked again after each listing stored), at most
+    /// `timeout` seconds: a first `ls -lR` lists /albums as soon as the scan is read, while the photo folders
+    /// are still being built. `isReady` must take no lock that is held around `stored()`.
+    func wait(timeout: TimeInterval, until isReady: () -> Bool) {
         let deadline = DispatchTime.now() + timeout
         condition.lock()
-        while running && condition.wait(until: deadline) {}
+        while running && !isReady() && condition.wait(until: deadline) {}
         condition.unlock()
     }
 }
@@ -48,64 +57,92 @@ extension PhotoFilesystem {
     /// 100,000 photos: the 89 year and photographer folders built one by one took 2.6 s of a first `ls -lR`
     /// (each a `WHERE … ORDER BY` through an index, then a row lookup per photo); see docs/benchmarks.md
     /// for the scan's time. Returns the number of listings stored.
-    /// `settlingEvents`: the events are settled (`EventTree.settle`) on another thread while the photos are
-    /// scanned, and the event folders built once both are done. Both read every photo: on 20,000 photos the
-    /// settle took 0.17 s and the scan and builds 0.35 s, one after the other, and a first `ls -lR` after mount
-    /// waited for both (0.87 s in all; 0.75–0.78 s side by side).
+    ///
+    /// `settlingEvents`: the same rows are clustered into events (`EventTree.settle`), holding the settle from
+    /// the start so a listing of /events waits for them. On 20,000 photos the settle's own read of every
+    /// photo took 0.15–0.18 s beside the scan's 0.35 s, and a first `ls -lR` after mount waited for both
+    /// (0.75–0.78 s in all). Each listing is available as soon as it is stored: the top folders right after
+    /// the scan, the events' once clustered, while another thread builds the year and photographer folders.
     @discardableResult
     public func prebuildPhotoListings(settlingEvents: Bool = false) -> Int {
         guard listingPrebuild.begin() else { return 0 }
         defer { listingPrebuild.end() }
         let started = DispatchTime.now()
-        let settled = DispatchGroup()
-        if settlingEvents {
-            DispatchQueue.global(qos: .utility).async(group: settled) { [self] in
-                do { _ = try events.settle(onlyIfMissing: true) } catch {
-                    logger.error("events could not be settled", metadata: ["error": "\(error)"])
-                }
+        let stamp = listings.stamp()
+        let counter = StoredCounter()
+        let photoFoldersBuilt = DispatchGroup()
+        defer { photoFoldersBuilt.wait() } // whatever happens below: the builds read this mount's catalog
+        var rows: [ScannedPhoto]?
+        var scanned = started
+        func scan() {
+            defer { scanned = DispatchTime.now() }
+            guard let scanned = try? catalogRead(logging: logger, {
+                try catalog.listingRowsOfAllPhotos(limit: PhotoFilesystem.prebuildPhotoLimit + 1)
+            }), scanned.count <= PhotoFilesystem.prebuildPhotoLimit else {
+                logger.debug("photo listings left to build folder by folder (catalog unreadable or over the limit)")
+                return
+            }
+            rows = scanned
+            // The directories above the photos first: a first `ls -lR` lists them before any photo folder.
+            // Their aggregates (each region's, year's and photographer's newest moment and whether it has a
+            // public photo) were one query each, over every photo of the region or year (1.3 s of a first
+            // `ls -lR` of 100,000 photos after the folders were prebuilt).
+            if let upper = try? catalogRead(logging: logger, {
+                try PhotoFilesystem.upperFolders(scanned, regions: catalog.regionsWithoutAggregates(),
+                                                 photographers: catalog.photographersWithoutAggregates(),
+                                                 albums: catalog.albums())
+            }) {
+                storeAll(upper, readAt: stamp, counter: counter)
+            }
+            let folders = PhotoFilesystem.photoFolders(scanned)
+            DispatchQueue.global(qos: .utility).async(group: photoFoldersBuilt) { [self] in
+                storeAll(folders, readAt: stamp, counter: counter)
             }
         }
-        // Whatever happens below, the settle is waited for: it writes to the catalog this mount may close.
-        defer { settled.wait() }
-        let stamp = listings.stamp()
-        guard let rows = try? catalogRead(logging: logger, {
-            try catalog.listingRowsOfAllPhotos(limit: PhotoFilesystem.prebuildPhotoLimit + 1)
-        }), rows.count <= PhotoFilesystem.prebuildPhotoLimit else {
-            logger.debug("photo listings left to build folder by folder (catalog unreadable or over the limit)")
-            return 0
-        }
-        var folders = PhotoFilesystem.photoFolders(rows)
-        // The directories above them, from the same rows: their aggregates (each region's, year's and
-        // photographer's newest moment and whether it has a public photo) were one query each, over every
-        // photo of the region or year (1.3 s of a first `ls -lR` of 100,000 photos after the folders were
-        // prebuilt). Names and counts kept in the region and photographer tables are read as they are.
-        if let upper = try? catalogRead(logging: logger, {
-            try PhotoFilesystem.upperFolders(rows, regions: catalog.regionsWithoutAggregates(),
-                                             photographers: catalog.photographersWithoutAggregates(),
-                                             albums: catalog.albums())
-        }) {
-            folders += upper
+        var snapshot: EventTree.Snapshot?
+        if settlingEvents {
+            do {
+                snapshot = try events.settle(onlyIfMissing: true) {
+                    scan()
+                    return rows.map { rows in
+                        EventTree.ScannedPhotos(photos: rows.map(\.event),
+                                                publicSeqs: Set(rows.lazy.filter { $0.photo.visibility.isPublic }.map(\.photo.seq)))
+                    }
+                }
+            } catch {
+                logger.error("events could not be settled", metadata: ["error": "\(error)"])
+            }
+        } else {
+            scan()
+            snapshot = try? events.current()
         }
         // The events' folders from the same rows: one `photos(seqs:)` per event took most of a first
         // `ls -lR /events`.
-        settled.wait()
-        if let events = try? events.current() {
-            folders += PhotoFilesystem.eventFolders(rows, events: events)
+        if let rows, let snapshot {
+            storeAll(PhotoFilesystem.eventFolders(rows, events: snapshot), readAt: stamp, counter: counter)
         }
-        var stored = 0
-        for (node, build) in folders where listings.value(for: node) == nil {
-            guard listings.store(build(self), for: node, readAt: stamp) else { break }
-            stored += 1
-        }
+        photoFoldersBuilt.wait()
         logger.debug("photo listings built after mount", metadata: [
-            "listings": "\(stored)", "photos": "\(rows.count)",
+            "listings": "\(counter.value)", "photos": "\(rows?.count ?? 0)",
+            "scanMs": "\(Double(scanned.uptimeNanoseconds - started.uptimeNanoseconds) / 1e6)",
             "ms": "\(Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6)",
         ])
-        return stored
+        return counter.value
+    }
+
+    /// Builds and stores each listing not already cached, waking the listings that wait for it; stops at the
+    /// first the cache refuses (the catalog changed since `stamp`: the rest would be stale too).
+    private func storeAll(_ folders: [FolderBuild], readAt stamp: StampedCache<Node, DirectoryListing>.Stamp,
+                          counter: StoredCounter) {
+        for (node, build) in folders where listings.value(for: node) == nil {
+            guard listings.store(build(self), for: node, readAt: stamp) else { break }
+            listingPrebuild.stored()
+            counter.add()
+        }
     }
 
     /// /events, each year of events and each event, from the scan's rows: each event's members found by seq.
-    static func eventFolders(_ rows: [(photo: PhotoRecord, storedYear: Int64?)], events snapshot: EventTree.Snapshot) -> [FolderBuild] {
+    static func eventFolders(_ rows: [ScannedPhoto], events snapshot: EventTree.Snapshot) -> [FolderBuild] {
         let events = snapshot.events
         var positions: [Int64: Int32] = [:]
         positions.reserveCapacity(rows.count)
@@ -142,11 +179,12 @@ extension PhotoFilesystem {
     /// order (the scan's), a year by moment then seq. Folders hold positions in `rows`, and each build copies
     /// its own photos only while it runs: holding a copy of every row per folder (and a sorted copy of each
     /// year) put the 100,000-photo daemon's peak heap at 196 MB, 130 MB of it these copies (heaptrack).
-    static func photoFolders(_ rows: [(photo: PhotoRecord, storedYear: Int64?)]) -> [FolderBuild] {
+    static func photoFolders(_ rows: [ScannedPhoto]) -> [FolderBuild] {
         var years: [Int: [Int32]] = [:]
         var photographers: [Node: [Int32]] = [:]
         // prebuildPhotoLimit keeps positions far below Int32.max.
-        for (position, (photo, storedYear)) in rows.enumerated() {
+        for (position, row) in rows.enumerated() {
+            let (photo, storedYear) = (row.photo, row.storedYear)
             if let year = shownYear(storedYear) { years[year, default: []].append(Int32(position)) }
             photographers[.photographer(region: photo.regionID, photographer: photo.photographerID), default: []]
                 .append(Int32(position))
@@ -166,7 +204,7 @@ extension PhotoFilesystem {
     /// The root, /regions, /moments, /albums and every region's folder, with the aggregates `Catalog`'s
     /// queries compute over usable photos (the rows that decode: the catalog keeps the SQL and the decoder in
     /// agreement) computed from the scan's rows instead.
-    static func upperFolders(_ rows: [(photo: PhotoRecord, storedYear: Int64?)], regions: [RegionRecord],
+    static func upperFolders(_ rows: [ScannedPhoto], regions: [RegionRecord],
                              photographers: [Int64: PhotographerRecord], albums: [AlbumRecord]) -> [FolderBuild] {
         struct Aggregate { var count = 0; var newest: Int64?; var isPublic = false
             mutating func add(_ photo: PhotoRecord) {
@@ -179,7 +217,8 @@ extension PhotoFilesystem {
         var byRegion: [Int64: Aggregate] = [:]
         var byYear: [Int: Aggregate] = [:]
         var byPhotographer: [Int64: [Int64: Aggregate]] = [:]
-        for (photo, storedYear) in rows {
+        for row in rows {
+            let (photo, storedYear) = (row.photo, row.storedYear)
             all.add(photo)
             byRegion[photo.regionID, default: Aggregate()].add(photo)
             if let year = shownYear(storedYear) { byYear[year, default: Aggregate()].add(photo) }
@@ -213,4 +252,12 @@ extension PhotoFilesystem {
         }
         return folders
     }
+}
+
+/// How many listings the prebuild's two threads stored.
+private final class StoredCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }

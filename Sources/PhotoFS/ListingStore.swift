@@ -82,7 +82,7 @@ final class ListingStore: @unchecked Sendable {
         let cache = node == .recent ? recentListing : listings
         if cache.value(for: node) == nil, ListingStore.isPrebuilt(node) {
             // Built in a moment by the scan after mount (ListingPrebuild.swift); 10 s bounds a stuck catalog.
-            prebuild.waitWhileRunning(timeout: 10)
+            prebuild.wait(timeout: 10) { cache.value(for: node) != nil }
         }
         return try cache.value(for: node) {
             let started = DispatchTime.now()

@@ -36,4 +36,50 @@ final class LibraryEventsTests: XCTestCase {
         XCTAssertEqual(try LibraryEvents.settle(catalog, now: now), events)
         XCTAssertEqual(try catalog.storedEventCount(), 1)
     }
+
+    /// A mount clusters the photos its scan read (`withoutSettling`): the same events as `current` when nothing
+    /// settles, nil (so the mount settles through the write) when something does, and nothing stored either way.
+    func testEventsFromScannedPhotosAreTheSameAndLeaveSettlingToTheWrite() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let catalog = try Catalog(path: directory.appendingPathComponent("library.sqlite").path)
+        let places = [PlaceResolution(placeID: "lx", placeName: "Lisbon", regionName: "Lisboa")]
+        // Three days in Lisbon (2019-06-01…03), then an evening at home a week later.
+        var photos: [ImportedPhoto] = []
+        for step in 0..<30 {
+            let moment: Int64 = step < 20 ? 1_559_383_200 + Int64(step) * 10_800 : 1_560_538_800 + Int64(step) * 600
+            var photo = PhotoRecord(id: "p\(step)", title: "Photo \(step)", momentAt: moment,
+                                    momentYear: PhotoRecord.year(ofMoment: moment), originalURL: "http://origin/\(step).jpg",
+                                    byteSize: 100, contentType: "image/jpeg")
+            if step < 20 { photo.placeID = "lx"; photo.latitude = 38.72; photo.longitude = -9.14 }
+            photos.append(ImportedPhoto(photo: photo, owner: "me", ownerName: "Me"))
+        }
+        _ = try catalog.applyImport(places: places, photos: photos)
+        let scanned = try catalog.listingRowsOfAllPhotos(limit: 100).map(\.event)
+        XCTAssertEqual(scanned, try catalog.eventPhotos(), "the scan sees each photo as clustering's own read does")
+        XCTAssertEqual(scanned.first?.placeName, "Lisbon")
+        XCTAssertEqual(scanned.first?.regionName, "Lisboa")
+
+        let later: Int64 = 1_560_538_800 + 30 * 86_400
+        XCTAssertNil(try LibraryEvents.withoutSettling(catalog, photos: scanned, now: later),
+                     "both events settle by then: the write must store them")
+        XCTAssertEqual(try catalog.storedEventCount(), 0, "and nothing was written without it")
+        let settled = try LibraryEvents.settle(catalog, now: later)
+        XCTAssertEqual(settled.map(\.name), ["2019-06-01–03 Lisbon", "2019-06-14"])
+        XCTAssertEqual(try LibraryEvents.withoutSettling(catalog, photos: scanned, now: later), settled)
+
+        // Before the second event is 48 hours old only the first settles; once stored, a scan's clustering
+        // needs no write and agrees with a read of the catalog.
+        let directory2 = directory.appendingPathComponent("second")
+        try FileManager.default.createDirectory(at: directory2, withIntermediateDirectories: true)
+        let fresh = try Catalog(path: directory2.appendingPathComponent("library.sqlite").path)
+        _ = try fresh.applyImport(places: places, photos: photos)
+        let soon: Int64 = 1_560_538_800 + 86_400
+        XCTAssertNil(try LibraryEvents.withoutSettling(fresh, photos: scanned, now: soon))
+        _ = try LibraryEvents.settle(fresh, now: soon)
+        let fromScan = try XCTUnwrap(try LibraryEvents.withoutSettling(fresh, photos: scanned, now: soon))
+        XCTAssertEqual(fromScan, try LibraryEvents.current(fresh, now: soon))
+        XCTAssertEqual(fromScan.map(\.isSettled), [true, false])
+    }
 }

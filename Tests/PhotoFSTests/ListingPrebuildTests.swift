@@ -123,4 +123,30 @@ final class ListingPrebuildTests: XCTestCase {
         XCTAssertEqual(try walk(prebuilt), try walk(filesystem()))
         XCTAssertTrue(try walk(prebuilt).values.joined().contains { $0.name == "Late.jpg" })
     }
+
+    /// The mount's scan also clusters the events (`settlingEvents`): every listing, /events included, is the
+    /// one a mount that built each folder alone shows, whether the scan had to settle events (the first time)
+    /// or only read them (after), and whenever a walk runs beside it.
+    func testListingsOfAScanThatSettlesEventsAreTheSame() throws {
+        let first = filesystem()
+        let walks = DispatchGroup()
+        var firstWalk: [UInt64: [DirectoryEntry]]?
+        DispatchQueue.global().async(group: walks) { firstWalk = try? self.walk(first) }
+        XCTAssertGreaterThan(first.prebuildPhotoListings(settlingEvents: true), 0)
+        XCTAssertGreaterThan(try catalog.storedEventCount(), 0, "the fixture's photos are years old: their events settle")
+        let reference = try walk(filesystem())
+        XCTAssertEqual(try walk(first), reference)
+        walks.wait()
+        XCTAssertEqual(firstWalk, reference, "a walk beside the scan sees the same tree")
+
+        let second = filesystem()
+        let settled = try catalog.storedEvents()
+        var secondWalk: [UInt64: [DirectoryEntry]]?
+        DispatchQueue.global().async(group: walks) { secondWalk = try? self.walk(second) }
+        XCTAssertGreaterThan(second.prebuildPhotoListings(settlingEvents: true), 0)
+        XCTAssertEqual(try walk(second), reference)
+        walks.wait()
+        XCTAssertEqual(secondWalk, reference)
+        XCTAssertEqual(try catalog.storedEvents(), settled, "nothing new to settle: nothing written")
+    }
 }
