@@ -476,18 +476,21 @@ public final class Catalog: @unchecked Sendable {
     /// table stays small.
     public func recordOpens(_ opens: [(seq: Int64, at: Date)], keep: Int = 100) throws {
         guard !opens.isEmpty else { return }
+        // Cached statements: compiling these three for every batch of opens (GRDB's authorizer walks each
+        // statement it compiles) was 3.3 of the 3.5 % of the daemon's CPU spent recording opens in a warm
+        // re-read of 255 photos (perf).
         try write { db in
+            let insert = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO recent(photo_seq, opened_at) SELECT seq, ? FROM photo WHERE seq = ?
+                """)
             for open in opens {
                 // A photo deleted meanwhile is skipped rather than failing the batch (foreign key).
-                try db.execute(sql: """
-                    INSERT OR REPLACE INTO recent(photo_seq, opened_at)
-                    SELECT seq, ? FROM photo WHERE seq = ?
-                    """, arguments: [open.at.timeIntervalSince1970, open.seq])
+                try insert.execute(arguments: [open.at.timeIntervalSince1970, open.seq])
             }
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 DELETE FROM recent WHERE photo_seq NOT IN (SELECT photo_seq FROM recent ORDER BY opened_at DESC LIMIT ?)
-                """, arguments: [keep])
-            try db.execute(sql: "UPDATE library_state SET recent_generation = recent_generation + 1")
+                """).execute(arguments: [keep])
+            try db.cachedStatement(sql: "UPDATE library_state SET recent_generation = recent_generation + 1").execute()
         }
     }
 
