@@ -220,8 +220,9 @@ public final class Catalog: @unchecked Sendable {
     }
 
     /// Decodes each row, leaving out (and reporting) those that throw `BadRow`.
-    func decodeAll<T>(_ rows: RowCursor, _ decode: (Row) throws -> T) throws -> [T] {
+    func decodeAll<T>(_ rows: RowCursor, reservingCapacity capacity: Int = 0, _ decode: (Row) throws -> T) throws -> [T] {
         var result: [T] = []
+        result.reserveCapacity(capacity)
         while let row = try rows.next() {
             do { result.append(try decode(row)) } catch let bad as BadRow { report(bad) }
         }
@@ -415,10 +416,15 @@ public final class Catalog: @unchecked Sendable {
         try read { db in
             let names = try Catalog.eventPlaceNames(db)
             let more = PhotoRecord.listingColumnCount
+            // The array sized once from the table's row count (SQLite counts an index's entries without
+            // reading rows: 0.03 ms for 100,000 photos; with `WHERE available` 14–17 ms): grown by doubling,
+            // its last copy held room for 131,072 rows of ~425 bytes while 100,000 were read, 56 MB of the
+            // 100,000-photo daemon's 122 MB peak heap (heaptrack). Unavailable photos, counted too, are few.
+            let count = try Catalog.integer(db, sql: "SELECT count(*) FROM photo", arguments: []) ?? 0
             return try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT \(PhotoRecord.listingColumns), moment_year, place_id, latitude, longitude
                 FROM photo WHERE available ORDER BY seq LIMIT ?
-                """, arguments: [limit])) { row in
+                """, arguments: [limit]), reservingCapacity: Int(clamping: min(max(count, 0), Int64(limit)))) { row in
                 let photo = try PhotoRecord.decode(listingRow: row)
                 let reader = ColumnReader(row, table: "photo")
                 // INTEGER affinity stores an integral real as an integer, so an integer is the only value

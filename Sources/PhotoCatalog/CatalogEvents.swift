@@ -22,14 +22,49 @@ public struct EventPhoto: Equatable, Sendable {
 }
 
 /// One photo of a mount's scan (`Catalog.listingRowsOfAllPhotos`): its listing row, its stored `moment_year`
-/// (nil when not an integer) and the same photo as event clustering sees it.
+/// (nil when not an integer) and its place for event clustering. Only the fields a listing row has are kept,
+/// not a whole `PhotoRecord` (425 bytes a row with it, half that without: 42 of the 100,000-photo daemon's
+/// 137 MB peak heap were these rows, held while every listing is built).
 public struct ScannedPhoto: Sendable {
-    public var photo: PhotoRecord
-    public var storedYear: Int64?
-    public var event: EventPhoto
+    private let seq: Int64
+    private let id: String
+    private let title: String
+    private let photographerID: Int64
+    private let regionID: Int64
+    private let momentAt: Int64
+    private let momentYear: Int
+    private let byteSize: Int64?
+    private let contentType: String?
+    private let visibility: PhotoVisibility
+    private let albumCount: Int
+    private let markCount: Int
+    public let storedYear: Int64?
+    private let latitude: Double?
+    private let longitude: Double?
+    private let placeName: String?
+    private let regionName: String?
 
+    /// `photo` as `PhotoRecord.decode(listingRow:)` made it: its listing columns only.
     public init(photo: PhotoRecord, storedYear: Int64?, event: EventPhoto) {
-        self.photo = photo; self.storedYear = storedYear; self.event = event
+        seq = photo.seq; id = photo.id; title = photo.title; photographerID = photo.photographerID
+        regionID = photo.regionID; momentAt = photo.momentAt; momentYear = photo.momentYear
+        byteSize = photo.byteSize; contentType = photo.contentType; visibility = photo.visibility
+        albumCount = photo.albumCount; markCount = photo.markCount
+        self.storedYear = storedYear
+        latitude = event.latitude; longitude = event.longitude; placeName = event.placeName; regionName = event.regionName
+    }
+
+    /// The listing row, as read.
+    public var photo: PhotoRecord {
+        PhotoRecord(seq: seq, id: id, title: title, photographerID: photographerID, regionID: regionID,
+                    momentAt: momentAt, momentYear: momentYear, originalURL: "", byteSize: byteSize,
+                    contentType: contentType, visibility: visibility, albumCount: albumCount, markCount: markCount)
+    }
+
+    /// The photo as event clustering sees it.
+    public var event: EventPhoto {
+        EventPhoto(seq: seq, time: momentAt, latitude: latitude, longitude: longitude, placeName: placeName,
+                   regionName: regionName)
     }
 }
 
