@@ -18,13 +18,18 @@ public struct SyncState: Equatable, Sendable {
     /// Records the source could not use, and videos left out, in the last complete import.
     public var skippedCount: Int
     public var videoCount: Int
+    /// The origin's photo count minus the library's photos of the account, as of the last whole id listing
+    /// (records the origin counts that the import leaves out, such as images it cannot use); nil: never
+    /// measured, or no longer trusted. An import skips the id listing only when the count gives it again.
+    public var countDifference: Int?
 
     public init(listingKey: String, sourceKind: String, accountID: String? = nil, accountName: String? = nil,
                 lastSyncPoint: String? = nil, lastSyncedAt: Int64? = nil, resume: ResumePoint? = nil,
-                skippedCount: Int = 0, videoCount: Int = 0) {
+                skippedCount: Int = 0, videoCount: Int = 0, countDifference: Int? = nil) {
         self.listingKey = listingKey; self.sourceKind = sourceKind; self.accountID = accountID
         self.accountName = accountName; self.lastSyncPoint = lastSyncPoint; self.lastSyncedAt = lastSyncedAt
         self.resume = resume; self.skippedCount = skippedCount; self.videoCount = videoCount
+        self.countDifference = countDifference
     }
 }
 
@@ -56,7 +61,8 @@ extension Catalog {
         try read { db in
             try decodeAll(Row.fetchCursor(db, sql: """
                 SELECT listing_key, source_kind, account_id, account_name, last_sync_point, last_synced_at,
-                       resume_mode, resume_cursor, resume_sync_point, resume_pages, skipped_count, video_count
+                       resume_mode, resume_cursor, resume_sync_point, resume_pages, skipped_count, video_count,
+                       count_difference
                 FROM sync_state ORDER BY listing_key
                 """)) { row in
                 var reader = ColumnReader(row, table: "sync_state")
@@ -67,6 +73,8 @@ extension Catalog {
                                       lastSyncPoint: reader.lenientText(4), lastSyncedAt: reader.lenientInteger(5),
                                       skippedCount: Int(min(max(reader.lenientInteger(10) ?? 0, 0), Int64(Int32.max))),
                                       videoCount: Int(min(max(reader.lenientInteger(11) ?? 0, 0), Int64(Int32.max))))
+                // Out of any believable range (a hand-edited file): not trusted, the next import lists the ids.
+                state.countDifference = reader.lenientInteger(12).flatMap { (-Int64(Int32.max)...Int64(Int32.max)).contains($0) ? Int($0) : nil }
                 // A resume point whose mode is unknown is no resume point: the next import starts over.
                 if let mode = reader.lenientText(6).flatMap(ResumePoint.Mode.init(rawValue:)) {
                     state.resume = ResumePoint(mode: mode, cursor: reader.lenientText(7), syncPoint: reader.lenientText(8),
@@ -91,10 +99,12 @@ extension Catalog {
     static func writeSyncState(_ state: SyncState, _ db: Database) throws {
         try db.execute(sql: """
             INSERT OR REPLACE INTO sync_state(listing_key, source_kind, account_id, account_name, last_sync_point,
-                last_synced_at, resume_mode, resume_cursor, resume_sync_point, resume_pages, skipped_count, video_count)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                last_synced_at, resume_mode, resume_cursor, resume_sync_point, resume_pages, skipped_count, video_count,
+                count_difference)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [state.listingKey, state.sourceKind, state.accountID, state.accountName, state.lastSyncPoint,
                              state.lastSyncedAt, state.resume?.mode.rawValue, state.resume?.cursor,
-                             state.resume?.syncPoint, state.resume?.pages ?? 0, state.skippedCount, state.videoCount])
+                             state.resume?.syncPoint, state.resume?.pages ?? 0, state.skippedCount, state.videoCount,
+                             state.countDifference])
     }
 }

@@ -286,11 +286,21 @@ enum Schema {
                 PRAGMA user_version = \(userVersion(of: markCountMigration));
                 """)
         }
+        migrator.registerMigration(countDifferenceMigration) { db in
+            // The origin's photo count minus the library's for a listing, as of its last whole id listing (NULL:
+            // never measured): a later import skips the id listing only when the origin's count gives the same
+            // difference (LibraryImporter's IDListingDecision).
+            try db.execute(sql: """
+                ALTER TABLE sync_state ADD COLUMN count_difference INTEGER;
+                PRAGMA user_version = \(userVersion(of: countDifferenceMigration));
+                """)
+        }
         return migrator
     }
 
     static let favoritesAndPeopleMigration = "favourites and people (Immich)"
     static let markCountMigration = "a photo's names in /favorites and /people"
+    static let countDifferenceMigration = "sync state: the origin's photo count against the library's"
 
     /// A photo's names in /favorites (0 or 1) and /people (its named people), from the marks' tables.
     static let markCountSQL = """

@@ -217,7 +217,7 @@ public final class LibraryImporter {
         // 2. Deletions: photos of the account that a complete id listing no longer has, and those the source
         // itself knows are gone (a folder's deleted files).
         if !cutShort, let account = source.account {
-            try removeDeleted(of: account, listed: seen, into: &report)
+            try removeDeleted(of: account, listed: seen, state: &state, into: &report)
         }
         if !cutShort {
             let gone = try source.removedPhotoIDs()
@@ -326,23 +326,35 @@ public final class LibraryImporter {
     /// that many. A short or cut listing (a missing `total`, an empty or repeated page, a photo deleted while
     /// it was paged) deletes nothing, since a photo wrongly removed would not come back with the next
     /// incremental import.
-    /// `listed`: the ids this run's listing brought.
-    private func removeDeleted(of account: SourceAccount, listed: Set<String>, into report: inout ImportReport) throws {
+    /// `listed`: the ids this run's listing brought. `state.countDifference` is kept, set or cleared here
+    /// (`IDListingDecision`).
+    private func removeDeleted(of account: SourceAccount, listed: Set<String>, state: inout SyncState,
+                               into report: inout ImportReport) throws {
         let owner = SourceIdentifier.encoded(account.id) ?? account.id
         // Photos a listing that does not see private ones could never have listed are not its to delete.
         let local = try catalog.photoIDs(owner: owner, publicOnly: !account.seesPrivatePhotos)
         // The origin's count of the account's photos (one request) can stand in for the id listing's pages (10
-        // for 10,000 photos). After a changes listing, a count equal to the library's means every deletion was in
-        // the listing (a photo gone without it would leave the library one over; one added since is in the
-        // listing). After a full listing, it must also have listed every photo the library holds (none is a
-        // candidate for deletion); the equal count then says it missed none. A count that differs (a photo deleted
-        // for good, records photofs skips such as raw files) lists the ids as before. Photos the listing reported
-        // trashed are removed just after this; they no longer count.
-        let kept = local.subtracting(try source.removedPhotoIDs())
-        if report.mode == .changes || kept.isSubset(of: listed), let count = try? source.accountPhotoCount(), count == kept.count {
-            logger.debug("the origin's photo count equals the library's; no id listing", metadata: ["count": "\(count)"])
+        // for 10,000 photos) when it gives the same difference to the library's count as the last id listing
+        // measured (IDListingDecision says why, and what else could make counts coincide). Photos the listing
+        // reported trashed are removed just after this; they no longer count.
+        let removedBySource = try source.removedPhotoIDs()
+        let kept = local.subtracting(removedBySource)
+        let originCount = try? source.accountPhotoCount()
+        let decision = IDListingDecision.decide(mode: report.mode, everyKeptPhotoListed: kept.isSubset(of: listed),
+                                                recordsLeftOut: state.skippedCount, originCount: originCount,
+                                                libraryCount: kept.count, storedDifference: state.countDifference)
+        switch decision {
+        case .skip(let difference):
+            logger.debug("the origin's photo count gives the stored difference to the library's; no id listing",
+                         metadata: ["count": "\(originCount.map(String.init) ?? "none")",
+                                    "difference": "\(difference)"])
+            state.countDifference = difference
             return
+        case .list(let reason):
+            logger.debug("listing the ids to find deletions", metadata: ["reason": "\(reason.rawValue)"])
         }
+        // Until this listing proves whole, no difference is trusted.
+        state.countDifference = nil
         var ids = Set<String>()
         var others = 0
         var total: Int?
@@ -383,6 +395,9 @@ public final class LibraryImporter {
             progress?.update(stage: "deleted", done: index, total: nil)
             if try source.stillExists(id) != true { gone.append(id) } else { report.missedByListing += 1 }
         }
+        state.countDifference = IDListingDecision.differenceToStore(
+            originCount: originCount, listedOwnPhotos: ids.count,
+            libraryCountAfter: kept.subtracting(gone).count)
         guard !gone.isEmpty else { return }
         report.removed = try catalog.removePhotos(ids: gone)
         finishingWrites = true

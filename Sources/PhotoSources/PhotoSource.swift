@@ -42,8 +42,9 @@ public protocol PhotoSource: AnyObject, Sendable {
     func idPage(_ cursor: PageCursor?) throws -> SourceIDPage?
 
     /// How many photos the account has at the origin now, when one cheap request can say (nil: it cannot).
-    /// After a changes listing, a count equal to the library's own for the account means nothing was deleted
-    /// that the listing did not report, and the id listing is not needed.
+    /// When its difference to the library's own count for the account is the one the last id listing measured,
+    /// nothing was deleted that the listing did not report, and the id listing is not needed
+    /// (`IDListingDecision`).
     func accountPhotoCount() throws -> Int?
 
     /// Whether the photo still exists for this listing's viewer, asked one photo at a time before an import

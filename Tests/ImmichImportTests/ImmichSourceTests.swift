@@ -174,6 +174,76 @@ final class ImmichSourceTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(origin.count("POST /api/search/metadata"), 2)
     }
 
+    /// The count stands in for the id listing only when it gives the difference the last id listing measured:
+    /// an image the import cannot use is counted by Immich, not held by the library. A purge hidden by such an
+    /// image added at the same time (the count unchanged) is still found; one beside an added video too.
+    func testPurgesAreFoundWhenTheOriginCountsAssetsTheImportLeavesOut() throws {
+        let catalog = try Catalog(path: directory.appendingPathComponent("library.sqlite").path)
+        // No sync margin: an import's changes listing then holds only what changed since the last one began, so
+        // "nothing changed" is nothing listed (with the day's margin, a fresh test library is all re-listed).
+        func runImport() throws -> ImmichImportReport {
+            let source = ImmichSource(client: try client(), logger: logger)
+            source.syncMargin = 0
+            return try ImmichImporter(catalog: catalog, source: source, options: LibraryImportOptions(), progress: nil, logger: logger).run()
+        }
+        func storedDifference() throws -> Int? { try catalog.syncStates().first { $0.sourceKind == "immich" }?.countDifference }
+        let owner = origin.current.owner.id
+        func mine() -> [ImmichOriginAsset] { visible.filter { $0.ownerID == owner && $0.mimeType != "application/x-nonsense" } }
+        var counter = 0
+        func newAsset(type: String = "IMAGE", mimeType: String = "image/jpeg") throws -> ImmichOriginAsset {
+            counter += 1
+            var asset = try XCTUnwrap(mine().last)
+            asset.id = String(format: "22222222-3333-4444-8555-%012d", counter)
+            asset.type = type
+            asset.mimeType = mimeType
+            return asset
+        }
+        let unusable = "application/x-nonsense"
+
+        // An image the import cannot use, there from the start: the first import lists the ids and stores 1. One
+        // in no album: an album holding a photo the library lacks is listed again at every import.
+        let inAlbums = Set(origin.current.albums.flatMap(\.assetIDs))
+        origin.edit(try XCTUnwrap(mine().first { !inAlbums.contains($0.id) }).id) { $0.mimeType = unusable }
+        _ = try runImport()
+        XCTAssertEqual(try storedDifference(), 1, "the unusable image is counted by the origin, not held")
+
+        // Nothing changed: the count gives the stored difference; one listing request.
+        origin.resetCounters()
+        var report = try runImport()
+        XCTAssertEqual(report.library.mode, .changes)
+        XCTAssertEqual(origin.count("POST /api/search/metadata"), 1, "\(origin.searchRequests)")
+        XCTAssertEqual(origin.count("GET /api/assets/statistics"), 1)
+
+        // A photo purged and an unusable image added: the origin's count and the difference are unchanged. The
+        // record left out in the changes listing makes the import list the ids, and the photo goes.
+        let purged = try XCTUnwrap(mine().first)
+        origin.purge(purged.id)
+        origin.add(try newAsset(mimeType: unusable))
+        origin.resetCounters()
+        report = try runImport()
+        XCTAssertEqual(report.library.skipped.count, 1)
+        XCTAssertGreaterThanOrEqual(origin.count("POST /api/search/metadata"), 2, "the changes and the id listing")
+        XCTAssertTrue(try catalog.photos(ids: [purged.id]).isEmpty, "the purged photo is gone")
+        XCTAssertEqual(try storedDifference(), 2)
+
+        // A photo purged and a video added: Immich counts images only, so the difference drops; listed, gone.
+        let purgedToo = try XCTUnwrap(mine().first)
+        origin.purge(purgedToo.id)
+        origin.add(try newAsset(type: "VIDEO", mimeType: "video/mp4"))
+        origin.resetCounters()
+        report = try runImport()
+        XCTAssertEqual(report.library.videos, 1)
+        XCTAssertGreaterThanOrEqual(origin.count("POST /api/search/metadata"), 2)
+        XCTAssertTrue(try catalog.photos(ids: [purgedToo.id]).isEmpty)
+        XCTAssertEqual(try storedDifference(), 2)
+
+        // Nothing changed again: back to one listing request.
+        origin.resetCounters()
+        _ = try runImport()
+        XCTAssertEqual(origin.count("POST /api/search/metadata"), 1, "\(origin.searchRequests)")
+        XCTAssertEqual(Set(try catalog.photoIDs(owner: owner, publicOnly: false)), Set(mine().map(\.id)))
+    }
+
     func testFaults() throws {
         let client = try client()
         // Two 503s and a 429 with Retry-After 0, then the answer: retried, not failed.

@@ -248,6 +248,38 @@ final class ImmichMountTests: XCTestCase {
         XCTAssertTrue(origin.targets.contains { $0.contains("size=thumbnail") })
     }
 
+    /// A photo purged for good while a video and an image the import cannot use were added: Immich's count of
+    /// images is unchanged (one gone, one unusable come), so the count alone would skip the id listing and keep
+    /// the photo. The record left out in the changes listing makes the import list the ids; the photo leaves
+    /// the live mount.
+    func testAPurgeBesideAddedAssetsTheImportLeavesOutLeavesTheMount() throws {
+        try startOrigin(count: 20)
+        try loginAndImport()
+        try harness.mount(environment: environment)
+        XCTAssertEqual(Set(photoIDs(under: "moments")), Set(visible.map(\.id)))
+
+        let mine = visible.filter { $0.ownerID == origin.current.owner.id }
+        let purged = mine[0]
+        origin.purge(purged.id)
+        var video = mine[1]
+        video.id = "33333333-4444-4555-8666-777777777777"
+        video.type = "VIDEO"
+        video.mimeType = "video/mp4"
+        origin.add(video)
+        var unusable = mine[2]
+        unusable.id = "33333333-4444-4555-8666-888888888888"
+        unusable.mimeType = "application/x-nonsense"
+        origin.add(unusable)
+        origin.resetCounters()
+        let again = harness.photofs(["import", "immich", harness.library], environment: environment)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertEqual(origin.count("GET /api/assets/statistics"), 1)
+        XCTAssertGreaterThanOrEqual(origin.count("POST /api/search/metadata"), 2, "the changes and the id listing: \(origin.searchRequests)")
+        let expected = Set(visible.filter { $0.mimeType != "application/x-nonsense" }.map(\.id))
+        XCTAssertFalse(expected.contains(purged.id))
+        XCTAssertTrue(eventually(within: 10) { Set(photoIDs(under: "moments")) == expected }, "the purged photo leaves the mount")
+    }
+
     /// "2024-07-14 09.30.12", the moment prefix of a name.
     static func stamp(_ seconds: Int64) -> String {
         let formatter = DateFormatter()
