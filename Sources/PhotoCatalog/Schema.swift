@@ -43,9 +43,13 @@ enum Schema {
     /// renames or rebuilds `available` must drop this index first (SQLite refuses to drop an indexed column).
     static let regionCountIndex = "CREATE INDEX IF NOT EXISTS photo_available_by_region ON photo(region_id, available, photographer_id)"
 
+    /// Every migration checks foreign keys as it writes (`.immediate`), not the whole file after it (GRDB's
+    /// default): a library with one row breaking a foreign key (edited by hand) would otherwise be refused whole
+    /// at its upgrade, where any other bad row is left out. None of them rebuilds a table, which is what the
+    /// deferred check is for. A new migration that rebuilds one must say `.deferred` and tolerate such rows.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: photos, photographers, regions, places, recents") { db in
+        migrator.registerMigration("v1: photos, photographers, regions, places, recents", foreignKeyChecks: .immediate) { db in
             try db.execute(sql: """
                 CREATE TABLE photographer (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -102,7 +106,7 @@ enum Schema {
                 PRAGMA user_version = 1;
                 """)
         }
-        migrator.registerMigration("v2: renditions, variants, thumbnails") { db in
+        migrator.registerMigration("v2: renditions, variants, thumbnails", foreignKeyChecks: .immediate) { db in
             try db.execute(sql: """
                 CREATE TABLE rendition (
                     photo_seq INTEGER NOT NULL REFERENCES photo(seq) ON DELETE CASCADE,
@@ -141,7 +145,7 @@ enum Schema {
                 PRAGMA user_version = 2;
                 """)
         }
-        migrator.registerMigration("v3: accounts — visibility, tags, albums, sync state") { db in
+        migrator.registerMigration("v3: accounts — visibility, tags, albums, sync state", foreignKeyChecks: .immediate) { db in
             // visibility: bits 1 public, 2 friends, 4 family (none: private); a photo imported before v3 came
             // from getRecent or search, which list only public photos, so the default is 1.
             // album_count is kept by the catalog's album writes: a photo's link count without a join per lookup.
@@ -200,7 +204,7 @@ enum Schema {
                 PRAGMA user_version = 3;
                 """)
         }
-        migrator.registerMigration("v4: desktop thumbnails written") { db in
+        migrator.registerMigration("v4: desktop thumbnails written", foreignKeyChecks: .immediate) { db in
             try db.execute(sql: """
                 CREATE TABLE desktop_thumbnail (
                     uri TEXT PRIMARY KEY,
@@ -211,7 +215,7 @@ enum Schema {
                 PRAGMA user_version = 4;
                 """)
         }
-        migrator.registerMigration("v5: folder files") { db in
+        migrator.registerMigration("v5: folder files", foreignKeyChecks: .immediate) { db in
             // A local file renamed or moved keeps its bytes (same etag: content hash, size, mtime): its variants,
             // thumbnails and cached copies stay good, so only a change of bytes, or of an http(s) URL, drops them.
             try db.execute(sql: """
@@ -259,7 +263,7 @@ enum Schema {
                 PRAGMA user_version = 5;
                 """)
         }
-        migrator.registerMigration(favoritesAndPeopleMigration) { db in
+        migrator.registerMigration(favoritesAndPeopleMigration, foreignKeyChecks: .immediate) { db in
             // Immich's favourites and named people (photo ids as text: a photo removed leaves rows no query
             // joins to, and the next import of its source drops them). Its version number is its position.
             try db.execute(sql: """
@@ -277,7 +281,7 @@ enum Schema {
         }
         registerEventsMigration(&migrator)
         registerSearchMigration(&migrator)
-        migrator.registerMigration(markCountMigration) { db in
+        migrator.registerMigration(markCountMigration, foreignKeyChecks: .immediate) { db in
             // A photo's names in /favorites and /people, kept by `applyMarks` as album_count is by the album
             // writes: a link count without two joins per lookup.
             try db.execute(sql: """
@@ -286,7 +290,7 @@ enum Schema {
                 PRAGMA user_version = \(userVersion(of: markCountMigration));
                 """)
         }
-        migrator.registerMigration(countDifferenceMigration) { db in
+        migrator.registerMigration(countDifferenceMigration, foreignKeyChecks: .immediate) { db in
             // The origin's photo count minus the library's for a listing, as of its last whole id listing (NULL:
             // never measured): a later import skips the id listing only when the origin's count gives the same
             // difference (LibraryImporter's IDListingDecision).

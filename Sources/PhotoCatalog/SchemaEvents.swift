@@ -18,7 +18,7 @@ extension Schema {
     /// A photo is in one event at most (`event_photo` keyed by the photo). Deleting a photo deletes its
     /// membership; an event left without members stays (its name is then reserved), and is listed nowhere.
     static func registerEventsMigration(_ migrator: inout DatabaseMigrator) {
-        migrator.registerMigration(eventsMigration) { db in
+        migrator.registerMigration(eventsMigration, foreignKeyChecks: .immediate) { db in
             try db.execute(sql: """
                 CREATE TABLE event (
                     id INTEGER PRIMARY KEY,

@@ -23,7 +23,7 @@ extension Schema {
     /// `people` and `camera` are empty until the catalog has those columns; a migration that adds them only
     /// has to change `SearchIndex.rowSelect` and queue every photo.
     static func registerSearchMigration(_ migrator: inout DatabaseMigrator) {
-        migrator.registerMigration(searchMigration) { db in
+        migrator.registerMigration(searchMigration, foreignKeyChecks: .immediate) { db in
             let columns = SearchIndex.columns.joined(separator: ", ")
             let queue = SearchIndex.queueTable
             try db.execute(sql: """

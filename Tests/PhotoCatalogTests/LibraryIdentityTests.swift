@@ -144,6 +144,26 @@ final class LibraryIdentityTests: XCTestCase {
         XCTAssertEqual(try pragma(library, "application_id"), Int64(Schema.applicationID))
     }
 
+    /// A row that breaks a foreign key (a library edited by hand: a photo of a region deleted) is one bad row:
+    /// upgrading the library must not refuse the whole file for it (GRDB's default re-checks every foreign key
+    /// after each migration and throws).
+    func testAnOlderLibraryWithARowBreakingAForeignKeyIsStillUpgraded() throws {
+        let queue = try DatabaseQueue(path: library)
+        try Schema.migrator.migrate(queue, upTo: Schema.migrationIdentifiers[Schema.migrationIdentifiers.count - 2])
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA foreign_keys = OFF") // outside a transaction, or SQLite ignores it
+            try db.execute(sql: """
+                INSERT INTO photo(id, title, photographer_id, region_id, moment_at, moment_year, original_url, byte_size, content_type)
+                VALUES ('dangling', 'Dangling', 999, 999, 0, 1970, 'http://x/d.jpg', 10, 'image/jpeg')
+                """)
+            try db.execute(sql: "PRAGMA user_version = \(Schema.migrationIdentifiers.count - 1)")
+        }
+        try queue.close()
+        let catalog = try Catalog(path: library, mode: .mounting)
+        XCTAssertEqual(try pragma(library, "user_version"), Int64(Schema.version), "the last migration ran")
+        XCTAssertFalse(catalog.isReadOnly)
+    }
+
     func testImportingMakesALibraryOfNothingAnEmptyFileOrAnEmptyDatabase() throws {
         XCTAssertNoThrow(try Catalog(path: scratch.path("missing.sqlite")))
         FileManager.default.createFile(atPath: scratch.path("empty.sqlite"), contents: Data())
