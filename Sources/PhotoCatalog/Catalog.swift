@@ -467,12 +467,15 @@ public final class Catalog: @unchecked Sendable {
     public func recordOpens(_ opens: [(seq: Int64, at: Date)], keep: Int = 100) throws {
         guard !opens.isEmpty else { return }
         try write { db in
+            // A photo deleted meanwhile is skipped rather than failing the batch (foreign key). One statement
+            // for the batch: compiling it for every open was 7% of a mount's CPU while a reader opened 400
+            // photos in turn (perf), as much as the opens' own file checks.
+            let insert = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO recent(photo_seq, opened_at)
+                SELECT seq, ? FROM photo WHERE seq = ?
+                """)
             for open in opens {
-                // A photo deleted meanwhile is skipped rather than failing the batch (foreign key).
-                try db.execute(sql: """
-                    INSERT OR REPLACE INTO recent(photo_seq, opened_at)
-                    SELECT seq, ? FROM photo WHERE seq = ?
-                    """, arguments: [open.at.timeIntervalSince1970, open.seq])
+                try insert.execute(arguments: [open.at.timeIntervalSince1970, open.seq])
             }
             try db.execute(sql: """
                 DELETE FROM recent WHERE photo_seq NOT IN (SELECT photo_seq FROM recent ORDER BY opened_at DESC LIMIT ?)
