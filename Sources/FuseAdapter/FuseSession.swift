@@ -89,20 +89,30 @@ public final class FuseSession: @unchecked Sendable {
         guard decision == .register else { return decision }
         let id = photofs_backing_open(session, descriptor)
         guard id > 0 else {
-            passThrough.registrationFailed()
-            // EPERM: not root (the kernel wants CAP_SYS_ADMIN), or a kernel before 6.9 that did not take it at init.
-            logger.notice("local photos are read through the daemon: the kernel refused passthrough",
-                          metadata: ["error": "\(String(cString: strerror(-id)))"])
+            // EPERM: not root (the kernel wants CAP_SYS_ADMIN), or a kernel that did not take passthrough at init;
+            // ENOTTY: a kernel before 6.9. Anything else is this file's (ELOOP: a file on a stacked file system).
+            let everywhere = id == -EPERM || id == -ENOTTY
+            passThrough.registrationFailed(inode: inode, everywhere: everywhere)
+            let error = String(cString: strerror(-id))
+            if everywhere {
+                logger.notice("local photos are read through the daemon: the kernel refused passthrough",
+                              metadata: ["error": "\(error)"])
+            } else {
+                logger.debug("photo read through the daemon: the kernel refused its file as a backing file",
+                             metadata: ["inode": "\(inode)", "error": "\(error)"])
+            }
             return .daemon
         }
         passThrough.registered(inode: inode, identity: handle.identity, id: id)
         return .backing(id)
     }
 
-    /// A passed-through handle of `inode` is gone (released, or its open never reached the kernel).
-    func passThroughClosed(inode: UInt64) {
+    /// A handle of `inode` that could have been passed through is gone (released, or its open never reached
+    /// the kernel).
+    func passThroughClosed(_ handle: OpenPhoto, inode: UInt64) {
+        guard handle.passThroughFile != nil else { return }
         passThroughLock.lock()
-        let id = passThrough.closed(inode: inode)
+        let id = passThrough.closed(inode: inode, passedThrough: handle.isPassedThrough)
         passThroughLock.unlock()
         if let id, let session { photofs_backing_close(session, id) }
     }
@@ -288,7 +298,7 @@ public final class FuseSession: @unchecked Sendable {
                 }
                 if sent != 0 {
                     // The opener was interrupted; no release will come for this handle.
-                    if handle.isPassedThrough { fs.passThroughClosed(inode: ino) }
+                    fs.passThroughClosed(handle, inode: ino)
                     fs.filesystem.release(handle)
                     Unmanaged<OpenPhoto>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh))!).release()
                 }
@@ -333,7 +343,7 @@ public final class FuseSession: @unchecked Sendable {
             let fs = FuseSession.instance(req)
             if let fi, let pointer = UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh)) {
                 let handle = Unmanaged<OpenPhoto>.fromOpaque(pointer).takeRetainedValue()
-                if handle.isPassedThrough { fs.passThroughClosed(inode: ino) }
+                fs.passThroughClosed(handle, inode: ino)
                 fs.filesystem.release(handle)
             }
             fuse_reply_err(req, 0)
