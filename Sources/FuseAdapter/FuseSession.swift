@@ -1,6 +1,7 @@
 // The FUSE adapter: registers libfuse low-level callbacks, turns each request into a PhotoFilesystem call and
 // its result into a reply. The only code that touches fuse_req_t.
 import CFuse
+import CFusePassThrough
 import Foundation
 import Logging
 import PhotoFS
@@ -22,6 +23,10 @@ public final class FuseSession: @unchecked Sendable {
     /// Reads that a download's thread will answer: settled before unmount, so none replies through a
     /// session that is gone.
     let deferredReads = DeferredReplies<fuse_req_t?>()
+    /// Which local photos the kernel reads from their files itself (FUSE passthrough), under its lock; the
+    /// registration (an ioctl) is made under it too, so two opens of one inode cannot register two backings.
+    private let passThroughLock = NSLock()
+    private var passThrough = PassThroughPolicy()
 
     /// `options` are extra `-o` mount options (allow_other, ...). Every write is refused (EROFS).
     public init(filesystem: PhotoFilesystem, mountpoint: String, fsName: String, options: [String], logger: Logger) {
@@ -64,7 +69,52 @@ public final class FuseSession: @unchecked Sendable {
             self.session = nil
             throw FuseMountError(message: "cannot mount on \(mountpoint) (is /dev/fuse there and fuse3 installed? see the log above)")
         }
+        // Before the loop: libfuse decides at init what the session's I/O can do.
+        let io = photofs_session_passthrough_io(session)
+        if io != 0 {
+            passThrough = PassThroughPolicy(isOn: false)
+            logger.warning("local photos are read through the daemon (no passthrough I/O)", metadata: ["error": "\(io)"])
+        }
         filesystem.invalidate = { [weak self] invalidations in self?.notifyKernel(invalidations) }
+    }
+
+    /// How the kernel reads a handle: from the photo's file itself (the backing to reply with), through the
+    /// daemon, or not at all (refused).
+    func passThroughDecision(_ handle: OpenPhoto, inode: UInt64) -> PassThroughPolicy.Decision {
+        guard let descriptor = handle.passThroughFile, let session else { return .daemon }
+        passThroughLock.lock()
+        defer { passThroughLock.unlock() }
+        let decision = passThrough.opening(inode: inode, identity: handle.identity,
+                                           bypassingPageCache: handle.pageCache.directIO)
+        guard decision == .register else { return decision }
+        let id = photofs_backing_open(session, descriptor)
+        guard id > 0 else {
+            // EPERM: not root (the kernel wants CAP_SYS_ADMIN), or a kernel that did not take passthrough at init;
+            // ENOTTY: a kernel before 6.9. Anything else is this file's (ELOOP: a file on a stacked file system).
+            let everywhere = id == -EPERM || id == -ENOTTY
+            passThrough.registrationFailed(inode: inode, everywhere: everywhere)
+            let error = String(cString: strerror(-id))
+            if everywhere {
+                logger.notice("local photos are read through the daemon: the kernel refused passthrough",
+                              metadata: ["error": "\(error)"])
+            } else {
+                logger.debug("photo read through the daemon: the kernel refused its file as a backing file",
+                             metadata: ["inode": "\(inode)", "error": "\(error)"])
+            }
+            return .daemon
+        }
+        passThrough.registered(inode: inode, identity: handle.identity, id: id)
+        return .backing(id)
+    }
+
+    /// A handle of `inode` that could have been passed through is gone (released, or its open never reached
+    /// the kernel).
+    func passThroughClosed(_ handle: OpenPhoto, inode: UInt64) {
+        guard handle.passThroughFile != nil else { return }
+        passThroughLock.lock()
+        let id = passThrough.closed(inode: inode, passedThrough: handle.isPassedThrough)
+        passThroughLock.unlock()
+        if let id, let session { photofs_backing_close(session, id) }
     }
 
     /// Serves requests until unmounted (`fusermount3 -u`) or SIGINT/SIGTERM/SIGHUP, then unmounts.
@@ -227,12 +277,29 @@ public final class FuseSession: @unchecked Sendable {
             do {
                 let reply = try fs.filesystem.open(inode: ino, forWriting: fi.pointee.flags & O_ACCMODE != O_RDONLY,
                                                    truncating: fi.pointee.flags & O_TRUNC != 0, opener: fs.opener(req))
-                fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(reply.handle).toOpaque()))
+                let handle = reply.handle
                 let flags = reply.flags
                 photofs_fi_set_open_flags(fi, flags.keepCache ? 1 : 0, flags.directIO ? 1 : 0, flags.noFlush ? 1 : 0)
-                if fuse_reply_open(req, fi) != 0 {
+                let sent: Int32
+                switch fs.passThroughDecision(handle, inode: ino) {
+                case .backing(let id):
+                    handle.isPassedThrough = true
+                    fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(handle).toOpaque()))
+                    sent = photofs_reply_open_passthrough(req, fi, id)
+                case .daemon, .register:
+                    fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(handle).toOpaque()))
+                    sent = fuse_reply_open(req, fi)
+                case .refuse:
+                    fs.filesystem.release(handle)
+                    fs.logger.warning("photo refused: open in its version before the last import; close it and open again",
+                                      metadata: ["photo": "\(handle.photoID)", "inode": "\(ino)", "op": "open"])
+                    fuse_reply_err(req, EBUSY)
+                    return
+                }
+                if sent != 0 {
                     // The opener was interrupted; no release will come for this handle.
-                    fs.filesystem.release(reply.handle)
+                    fs.passThroughClosed(handle, inode: ino)
+                    fs.filesystem.release(handle)
                     Unmanaged<OpenPhoto>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh))!).release()
                 }
             } catch {
@@ -272,10 +339,11 @@ public final class FuseSession: @unchecked Sendable {
                 }
             }
         }
-        ops.release = { req, _, fi in
+        ops.release = { req, ino, fi in
             let fs = FuseSession.instance(req)
             if let fi, let pointer = UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh)) {
                 let handle = Unmanaged<OpenPhoto>.fromOpaque(pointer).takeRetainedValue()
+                fs.passThroughClosed(handle, inode: ino)
                 fs.filesystem.release(handle)
             }
             fuse_reply_err(req, 0)

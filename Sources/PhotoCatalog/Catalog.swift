@@ -484,7 +484,7 @@ public final class Catalog: @unchecked Sendable {
         guard !opens.isEmpty else { return }
         // Cached statements: compiling these three for every batch of opens (GRDB's authorizer walks each
         // statement it compiles) was 3.3 of the 3.5 % of the daemon's CPU spent recording opens in a warm
-        // re-read of 255 photos (perf).
+        // re-read of 255 photos, and 7 % while a reader opened 400 local photos in turn (perf).
         try write { db in
             let insert = try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO recent(photo_seq, opened_at) SELECT seq, ? FROM photo WHERE seq = ?

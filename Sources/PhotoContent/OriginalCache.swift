@@ -96,6 +96,10 @@ public final class ContentHandle: @unchecked Sendable {
         return (cachedFile.fd, offset, Int(min(Int64(count), size - offset)))
     }
 
+    /// The open file holding all of the photo's bytes (a finished cache file, a local photo); nil while they
+    /// come through a download.
+    public var wholeFileDescriptor: Int32? { download == nil ? cachedFile?.fd : nil }
+
     /// Whether the bytes are kept in memory for this open (the cache could not take them).
     public var isInMemory: Bool { download?.isInMemory ?? false }
 

@@ -15,8 +15,11 @@ public final class OpenPhoto: @unchecked Sendable {
     /// changed or left the catalog (the kernel asks before reads; an ENOENT there would fail the read).
     public let attributes: NodeAttributes
     /// Which version of the photo's bytes this handle reads, and how it uses the page cache.
-    let identity: String
-    let pageCache: PageCacheMode
+    public let identity: String
+    /// A local photo's open file, which the kernel may read itself (FUSE passthrough, `PassThroughPolicy`);
+    /// nil for anything else (a cached download, a variant): those reads come to the daemon.
+    public let passThroughFile: Int32?
+    public let pageCache: PageCacheMode
     /// The folder (listing) this handle was opened from, when prefetch looks at it.
     let folder: Node?
     /// The photos to warm once this handle reads its photo whole (its folder's next ones, found at open;
@@ -24,10 +27,13 @@ public final class OpenPhoto: @unchecked Sendable {
     let neighbours: [Int64]
     private let readLock = NSLock()
     private var reading: WholeReading
+    private var kernelReads = false
     init(content: ContentHandle?, variantBytes: Data?, photoID: String, attributes: NodeAttributes,
-         identity: String, pageCache: PageCacheMode, folder: Node? = nil, neighbours: [Int64] = []) {
+         identity: String, pageCache: PageCacheMode, folder: Node? = nil, neighbours: [Int64] = [],
+         passThroughFile: Int32? = nil) {
         self.content = content; self.variantBytes = variantBytes; self.photoID = photoID
         self.attributes = attributes; self.identity = identity; self.pageCache = pageCache
+        self.passThroughFile = passThroughFile
         self.folder = folder
         self.neighbours = neighbours
         reading = WholeReading(size: attributes.size)
@@ -41,6 +47,13 @@ public final class OpenPhoto: @unchecked Sendable {
     }
 
     var readWhole: Bool { readLock.lock(); defer { readLock.unlock() }; return reading.isWhole }
+
+    /// Whether the kernel reads this handle from its file itself (the adapter passed it through): then no read
+    /// reaches the daemon, so none says how the photo was read.
+    public var isPassedThrough: Bool {
+        get { readLock.lock(); defer { readLock.unlock() }; return kernelReads }
+        set { readLock.lock(); kernelReads = newValue; readLock.unlock() }
+    }
 }
 
 /// The inodes open right now and the page-cache policy's memory of them. Its lock is a leaf: nothing else is

@@ -585,9 +585,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
             logger.trace("page cache", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
                                                   "keep": "\(mode.keepCache)", "direct": "\(mode.directIO)"])
         }
+        // A local photo shown as it is: the kernel may read its file itself (the adapter decides, PassThroughPolicy).
+        let local = source.url.hasPrefix("file:")
         let handle = OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes,
                                identity: identity, pageCache: mode, folder: variants == nil ? neighbours.folder : nil,
-                               neighbours: neighbours.seqs)
+                               neighbours: neighbours.seqs, passThroughFile: local ? content?.wholeFileDescriptor : nil)
         return OpenReply(handle: handle, pageCache: mode)
     }
 
@@ -667,7 +669,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
 
     public func release(_ handle: OpenPhoto) {
         if let content = handle.content { cache.release(content) }
-        if let folder = handle.folder, !handle.readWhole { planner.scanned(in: folder) }
+        if let folder = handle.folder, !handle.readWhole, !handle.isPassedThrough { planner.scanned(in: folder) }
         openPhotos.closed(handle)
     }
 

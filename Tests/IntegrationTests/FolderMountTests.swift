@@ -115,4 +115,59 @@ final class FolderMountTests: MountedTestCase {
         XCTAssertEqual(try harness.catalog().allPhotos().filter { !$0.id.hasPrefix("file-") }.map(\.id).sorted(),
                        flickrBefore.map(\.id).sorted())
     }
+
+    /// A reader holding a photo open across an edit (a new file renamed over the old, as editors save) and a
+    /// re-import keeps the bytes it opened, and no open ever gets the new size with the old bytes. Passed
+    /// through (root, Linux 6.9+: the kernel reads the old file itself for that reader) a new open is refused
+    /// with EBUSY until that reader closes; read through the daemon it gets the new bytes at once.
+    func testAReaderOfTheOldVersionKeepsItAndNewOpensNeverMixVersions() throws {
+        try require("exiftool", package: "libimage-exiftool-perl")
+        // A date from EXIF: without one the name would follow the mtime, which the edit moves.
+        let path = try photo("held.jpg", seed: 5, tags: ["-DateTimeOriginal=2021:05:06 07:08:09"])
+        XCTAssertTrue(importFolder().text.contains("1 new"))
+        try harness.mount()
+        let mounted = try XCTUnwrap(harness.files(under: "moments").first { $0.hasSuffix(" held.jpg") })
+        let original = try XCTUnwrap(FileManager.default.contents(atPath: path))
+        let held = open(mounted, O_RDONLY)
+        guard held >= 0 else { return XCTFail("cannot open \(mounted): \(errno)") }
+        XCTAssertEqual(readAll(held), original)
+
+        var edited = original
+        edited.append(contentsOf: [0, 0, 0, 0]) // after the end-of-image marker: another size, same picture
+        try edited.write(to: URL(fileURLWithPath: path), options: .atomic)
+        XCTAssertTrue(importFolder().text.contains("1 edited"))
+        XCTAssertTrue(eventually(within: 5) { (try? FileManager.default.attributesOfItem(atPath: mounted)[.size] as? Int) == edited.count })
+
+        let second = open(mounted, O_RDONLY)
+        if second >= 0 {
+            XCTAssertEqual(readAll(second), edited, "a new open reads the new version whole")
+            close(second)
+        } else {
+            XCTAssertEqual(errno, EBUSY, "refused only while the old version is passed through")
+            XCTAssertTrue(eventually(within: 5) { harness.daemonLog.contains("open in its version before the last import") })
+        }
+        XCTAssertEqual(readAll(held), original, "the reader that held the old version keeps it")
+        close(held)
+        // The release reaches the daemon after close returns: the new version opens once it has.
+        XCTAssertTrue(eventually(within: 5) {
+            let fd = open(mounted, O_RDONLY)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            return readAll(fd) == edited
+        })
+    }
+
+    /// The bytes of an open descriptor from its start.
+    func readAll(_ fd: Int32) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var offset: off_t = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+            guard count > 0 else { break }
+            data.append(contentsOf: buffer[0..<count])
+            offset += off_t(count)
+        }
+        return data
+    }
 }

@@ -1,7 +1,9 @@
 /* The least a FUSE file system can do for `ls -lR`: 89 directories of 1,124 empty-named files each
  * (~100,000, photofs's bench tree's shape), answered from nothing (names and attributes computed),
  * with readdirplus and one-hour timeouts as photofs gives. Measures the kernel's own cost of a first walk. */
-#define FUSE_USE_VERSION 34
+/* 3.12, as photofs: below it fuse_session_loop_mt reads fuse_loop_cfg_create's config as the old struct and
+   runs with no idle thread (a thread started and ended per request); see floorfs.c. */
+#define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 #include <string.h>
 #include <errno.h>
