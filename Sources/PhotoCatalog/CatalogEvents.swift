@@ -61,6 +61,9 @@ public struct ScannedPhoto: Sendable {
                     contentType: contentType, visibility: visibility, albumCount: albumCount, markCount: markCount)
     }
 
+    /// Whether everyone may see it (what makes a folder of it 0555).
+    public var isPublic: Bool { visibility.isPublic }
+
     /// The photo as event clustering sees it.
     public var event: EventPhoto {
         EventPhoto(seq: seq, time: momentAt, latitude: latitude, longitude: longitude, placeName: placeName,
