@@ -29,15 +29,15 @@ struct photofs_fuse_backing_map { int32_t fd; uint32_t flags; uint64_t padding; 
 #define PHOTOFS_FUSE_DEV_IOC_BACKING_OPEN _IOW(229, 1, struct photofs_fuse_backing_map)
 #define PHOTOFS_FUSE_DEV_IOC_BACKING_CLOSE _IOW(229, 2, uint32_t)
 
-/* The init request's id and whether the kernel offered passthrough (set by the reading thread before the
-   init reply is written by the same request's handler). */
-static uint64_t photofs_init_unique;
-static int photofs_kernel_offers_passthrough;
-/* The backing id the open reply being written on this thread carries (0: none). */
+/* The backing id the open reply being written on this thread carries (0: none): a parameter from
+   photofs_reply_open_passthrough to the writev libfuse's fuse_reply_open makes on the same thread, which
+   libfuse's API has no other way to pass. */
 static __thread int32_t photofs_open_backing_id;
 
+/* userdata: the session's struct photofs_session_userdata. The init request's id and whether the kernel
+   offered passthrough are set by the reading thread before the same request's handler writes its reply. */
 static ssize_t photofs_io_read(int fd, void *buf, size_t len, void *userdata) {
-    (void)userdata;
+    struct photofs_session_userdata *session = userdata;
     ssize_t res = read(fd, buf, len);
     /* in header: len, opcode, unique, nodeid, uid, gid, pid, extlen+padding (40 bytes); fuse_init_in after. */
     if (res >= 40 + 20) {
@@ -45,17 +45,17 @@ static ssize_t photofs_io_read(int fd, void *buf, size_t len, void *userdata) {
         memcpy(&opcode, (char *)buf + 4, 4);
         if (opcode == PHOTOFS_FUSE_OPCODE_INIT) {
             uint32_t flags, flags2;
-            memcpy(&photofs_init_unique, (char *)buf + 8, 8);
+            memcpy(&session->init_unique, (char *)buf + 8, 8);
             memcpy(&flags, (char *)buf + 40 + 12, 4);
             memcpy(&flags2, (char *)buf + 40 + 16, 4);
-            photofs_kernel_offers_passthrough = (flags & PHOTOFS_FUSE_INIT_EXT) && (flags2 & PHOTOFS_FUSE_PASSTHROUGH_FLAGS2);
+            session->kernel_offers_passthrough = (flags & PHOTOFS_FUSE_INIT_EXT) && (flags2 & PHOTOFS_FUSE_PASSTHROUGH_FLAGS2);
         }
     }
     return res;
 }
 
 static ssize_t photofs_io_writev(int fd, struct iovec *iov, int count, void *userdata) {
-    (void)userdata;
+    const struct photofs_session_userdata *session = userdata;
     /* out header: len, error, unique (16 bytes); the reply's argument in iov[1]. */
     if (count == 2 && iov[0].iov_len == 16) {
         uint64_t unique;
@@ -75,7 +75,7 @@ static ssize_t photofs_io_writev(int fd, struct iovec *iov, int count, void *use
             struct iovec patched[2] = { iov[0], { open_out, 16 } };
             return writev(fd, patched, 2);
         }
-        if (error == 0 && photofs_kernel_offers_passthrough && unique == photofs_init_unique && iov[1].iov_len >= 40) {
+        if (error == 0 && session->kernel_offers_passthrough && unique == session->init_unique && iov[1].iov_len >= 40) {
             /* fuse_init_out: ... flags at 12, flags2 at 32, max_stack_depth at 36 (libfuse 3.14's unused[0]). */
             char init_out[64];
             size_t size = iov[1].iov_len < sizeof init_out ? iov[1].iov_len : sizeof init_out;

@@ -27,6 +27,9 @@ public final class FuseSession: @unchecked Sendable {
     /// registration (an ioctl) is made under it too, so two opens of one inode cannot register two backings.
     private let passThroughLock = NSLock()
     private var passThrough = PassThroughPolicy()
+    /// The session's userdata: this session (what each request's handler finds it by) and what its I/O learns
+    /// at init (passthrough_io.c). Allocated here, freed after the session.
+    private let userdata = UnsafeMutablePointer<photofs_session_userdata>.allocate(capacity: 1)
 
     /// `options` are extra `-o` mount options (allow_other, ...). Every write is refused (EROFS).
     public init(filesystem: PhotoFilesystem, mountpoint: String, fsName: String, options: [String], logger: Logger) {
@@ -51,6 +54,7 @@ public final class FuseSession: @unchecked Sendable {
 
     deinit {
         if let session { fuse_session_destroy(session) }
+        userdata.deallocate()
         for argument in arguments { free(argument) }
     }
 
@@ -58,7 +62,8 @@ public final class FuseSession: @unchecked Sendable {
     public func mount() throws {
         var ops = fuse_lowlevel_ops()
         FuseSession.install(&ops)
-        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        userdata.pointee = photofs_session_userdata(owner: Unmanaged.passUnretained(self).toOpaque(), init_unique: 0,
+                                                    kernel_offers_passthrough: 0)
         session = arguments.withUnsafeMutableBufferPointer { argv in
             var args = fuse_args(argc: Int32(argv.count), argv: argv.baseAddress, allocated: 0)
             return fuse_session_new(&args, &ops, MemoryLayout<fuse_lowlevel_ops>.size, userdata)
@@ -179,7 +184,8 @@ public final class FuseSession: @unchecked Sendable {
     }
 
     static func instance(_ req: fuse_req_t?) -> FuseSession {
-        Unmanaged<FuseSession>.fromOpaque(fuse_req_userdata(req)!).takeUnretainedValue()
+        let userdata = fuse_req_userdata(req)!.assumingMemoryBound(to: photofs_session_userdata.self)
+        return Unmanaged<FuseSession>.fromOpaque(userdata.pointee.owner).takeUnretainedValue()
     }
 
     func fill(_ attributes: NodeAttributes) -> stat {

@@ -6,8 +6,16 @@
 struct fuse_session;
 struct fuse_req;
 
+/* A session's userdata (what fuse_req_userdata returns): its owner, and what its I/O learns from the init
+   request to change the init reply. One per session, so nothing of a session lives in process-wide state. */
+struct photofs_session_userdata {
+    void *owner;
+    uint64_t init_unique;
+    int kernel_offers_passthrough;
+};
+
 /* Routes the mounted session's I/O through passthrough_io.c; call after fuse_session_mount, before the loop.
-   0, or -errno. */
+   The session's userdata must be a struct photofs_session_userdata. 0, or -errno. */
 int photofs_session_passthrough_io(struct fuse_session *se);
 /* Registers `fd` as a backing file: its id (> 0), or -errno (EPERM without CAP_SYS_ADMIN or when the kernel
    did not take passthrough at init). */
