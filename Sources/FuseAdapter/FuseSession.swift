@@ -86,9 +86,11 @@ public final class FuseSession: @unchecked Sendable {
     /// How the kernel reads a handle: from the photo's file itself (the backing to reply with), through the
     /// daemon, or not at all (refused).
     func passThroughDecision(_ handle: OpenPhoto, inode: UInt64) -> PassThroughPolicy.Decision {
-        guard let descriptor = handle.passThroughFile, let session else { return .daemon }
         passThroughLock.lock()
         defer { passThroughLock.unlock() }
+        guard let descriptor = handle.passThroughFile, let session else {
+            return passThrough.openingWithoutFile(inode: inode)
+        }
         let decision = passThrough.opening(inode: inode, identity: handle.identity,
                                            bypassingPageCache: handle.pageCache.directIO)
         guard decision == .register else { return decision }
@@ -115,7 +117,6 @@ public final class FuseSession: @unchecked Sendable {
     /// A handle of `inode` that could have been passed through is gone (released, or its open never reached
     /// the kernel).
     func passThroughClosed(_ handle: OpenPhoto, inode: UInt64) {
-        guard handle.passThroughFile != nil else { return }
         passThroughLock.lock()
         let id = passThrough.closed(inode: inode, passedThrough: handle.isPassedThrough)
         passThroughLock.unlock()
@@ -297,7 +298,7 @@ public final class FuseSession: @unchecked Sendable {
                     sent = fuse_reply_open(req, fi)
                 case .refuse:
                     fs.filesystem.release(handle)
-                    fs.logger.warning("photo refused: open in its version before the last import; close it and open again",
+                    fs.logger.warning("photo refused: another version of it is open, read by the kernel from its file (an import since); close that and open again",
                                       metadata: ["photo": "\(handle.photoID)", "inode": "\(ino)", "op": "open"])
                     fuse_reply_err(req, EBUSY)
                     return

@@ -56,6 +56,16 @@ public struct PassThroughPolicy: Sendable {
         return .register
     }
 
+    /// An open of `inode` with no file the kernel could read (a variant in memory, a cached download): read
+    /// through the daemon, counted until `closed(inode:passedThrough: false)`, unless the inode has a backing
+    /// now, where the kernel would fail the open with EIO (every open of an inode with a backing must use it):
+    /// refused, as another version is.
+    public mutating func openingWithoutFile(inode: UInt64) -> Decision {
+        if backings[inode] != nil { return .refuse }
+        daemonReaders[inode, default: 0] += 1
+        return .daemon
+    }
+
     /// The kernel registered the file for `inode` as backing `id`; the open that asked holds it.
     public mutating func registered(inode: UInt64, identity: String, id: Int32) {
         backings[inode] = (id, identity, 1)

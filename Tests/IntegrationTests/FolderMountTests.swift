@@ -144,7 +144,7 @@ final class FolderMountTests: MountedTestCase {
             close(second)
         } else {
             XCTAssertEqual(errno, EBUSY, "refused only while the old version is passed through")
-            XCTAssertTrue(eventually(within: 5) { harness.daemonLog.contains("open in its version before the last import") })
+            XCTAssertTrue(eventually(within: 5) { harness.daemonLog.contains("another version of it is open") })
         }
         XCTAssertEqual(readAll(held), original, "the reader that held the old version keeps it")
         close(held)

@@ -78,4 +78,20 @@ final class PassThroughPolicyTests: XCTestCase {
         var policy = PassThroughPolicy(isOn: false)
         XCTAssertEqual(policy.opening(inode: 7, identity: "v1"), .daemon)
     }
+
+    /// A handle with no file of its own (a variant, a cached download) cannot share an inode's backing: the kernel
+    /// would fail it with EIO, so it is refused while one is open; without one it is read through the daemon and
+    /// keeps the inode from being passed through until it closes.
+    func testAnOpenWithoutAFileIsRefusedBesideABackingAndOtherwiseCounted() {
+        var policy = PassThroughPolicy()
+        XCTAssertEqual(policy.opening(inode: 7, identity: "v1"), .register)
+        policy.registered(inode: 7, identity: "v1", id: 3)
+        XCTAssertEqual(policy.openingWithoutFile(inode: 7), .refuse)
+        XCTAssertEqual(policy.closed(inode: 7, passedThrough: true), 3)
+        XCTAssertEqual(policy.openingWithoutFile(inode: 7), .daemon)
+        XCTAssertEqual(policy.opening(inode: 7, identity: "v1"), .daemon, "a page-cache reader of the inode is open")
+        XCTAssertNil(policy.closed(inode: 7, passedThrough: false))
+        XCTAssertNil(policy.closed(inode: 7, passedThrough: false))
+        XCTAssertEqual(policy.opening(inode: 7, identity: "v1"), .register, "once they are closed")
+    }
 }
