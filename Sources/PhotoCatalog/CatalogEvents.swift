@@ -26,12 +26,12 @@ public struct EventPhoto: Equatable, Sendable {
 /// not a whole `PhotoRecord` (425 bytes a row with it, half that without: 42 of the 100,000-photo daemon's
 /// 137 MB peak heap were these rows, held while every listing is built).
 public struct ScannedPhoto: Sendable {
-    private let seq: Int64
+    public let seq: Int64
     private let id: String
     private let title: String
-    private let photographerID: Int64
-    private let regionID: Int64
-    private let momentAt: Int64
+    public let photographerID: Int64
+    public let regionID: Int64
+    public let momentAt: Int64
     private let momentYear: Int
     private let byteSize: Int64?
     private let contentType: String?

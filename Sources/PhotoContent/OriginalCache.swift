@@ -387,12 +387,12 @@ public final class OriginalCache: @unchecked Sendable {
 
     /// A photo's whole bytes: from the cache, or downloaded (and cached if the cache can take them).
     public func fetchBytes(_ source: ContentSource, priority: DownloadPriority = .user) throws -> Data {
-        if let file = openCachedFile(source, key: OriginalCache.key(for: source)), source.expectedSize <= Download.memoryLimit,
+        let key = OriginalCache.key(for: source)
+        if let file = openCachedFile(source, key: key), source.expectedSize <= Download.memoryLimit,
            let data = CacheDirectory.readAll(fd: file.fd, count: Int(source.expectedSize)) {
-            noteUse(OriginalCache.key(for: source))
+            noteUse(key)
             return data
         }
-        let key = OriginalCache.key(for: source)
         return try (heldUncached(key) ?? startDownload(source, key: key, priority: priority, want: .whole)).allBytes()
     }
 
@@ -534,10 +534,8 @@ public final class OriginalCache: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// The cache file of a source, opened without following a symlink, if it is a regular file of the
-    /// expected size.
-    /// The cached file of `key` open, when it is a regular file of the expected size; one of another size is
-    /// removed, as `cachedPath` does. Opened first and checked on its descriptor: an `lstat` of the path
+    /// The cache file of `key` (the source's), opened without following a symlink, when it is a regular file of
+    /// the expected size; one of another size is removed, as `cachedPath` does. Opened first and checked on its descriptor: an `lstat` of the path
     /// before the open, and the key computed twice, were ~4 % of the daemon's samples while a reader opened
     /// and closed 255 cached photos in turn (perf).
     private func openCachedFile(_ source: ContentSource, key: String) -> OpenFile? {

@@ -103,7 +103,7 @@ extension PhotoFilesystem {
                     scan()
                     return rows.map { rows in
                         EventTree.ScannedPhotos(photos: rows.map(\.event),
-                                                publicSeqs: Set(rows.lazy.filter(\.isPublic).map(\.event.seq)))
+                                                publicSeqs: Set(rows.lazy.filter(\.isPublic).map(\.seq)))
                     }
                 }
             } catch {
@@ -145,7 +145,7 @@ extension PhotoFilesystem {
         let events = snapshot.events
         var positions: [Int64: Int32] = [:]
         positions.reserveCapacity(rows.count)
-        for (position, row) in rows.enumerated() { positions[row.photo.seq] = Int32(position) }
+        for (position, row) in rows.enumerated() { positions[row.seq] = Int32(position) }
         var folders: [FolderBuild] = [(.events, { _ in EventTreeBuilder.years(events, isPrivate: snapshot.isPrivate) })]
         for year in Set(events.filter { !$0.members.isEmpty }.map(\.year)) {
             folders.append((.eventYear(year), { _ in EventTreeBuilder.events(inYear: year, events, isPrivate: snapshot.isPrivate) }))
@@ -183,9 +183,8 @@ extension PhotoFilesystem {
         var photographers: [Node: [Int32]] = [:]
         // prebuildPhotoLimit keeps positions far below Int32.max.
         for (position, row) in rows.enumerated() {
-            let (photo, storedYear) = (row.photo, row.storedYear)
-            if let year = shownYear(storedYear) { years[year, default: []].append(Int32(position)) }
-            photographers[.photographer(region: photo.regionID, photographer: photo.photographerID), default: []]
+            if let year = shownYear(row.storedYear) { years[year, default: []].append(Int32(position)) }
+            photographers[.photographer(region: row.regionID, photographer: row.photographerID), default: []]
                 .append(Int32(position))
         }
         var folders: [FolderBuild] = photographers.map { node, positions in
@@ -193,7 +192,7 @@ extension PhotoFilesystem {
         }
         for (year, positions) in years {
             // Sorted by keys read once, not by comparing whole records (each comparison would copy two).
-            let sorted = positions.map { (rows[Int($0)].photo.momentAt, rows[Int($0)].photo.seq, $0) }
+            let sorted = positions.map { (rows[Int($0)].momentAt, rows[Int($0)].seq, $0) }
                 .sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
             folders.append((.year(year), { $0.photoListing(sorted.map { rows[Int($0)].photo }, node: .year(year), style: .moment) }))
         }
@@ -206,10 +205,10 @@ extension PhotoFilesystem {
     static func upperFolders(_ rows: [ScannedPhoto], regions: [RegionRecord],
                              photographers: [Int64: PhotographerRecord], albums: [AlbumRecord]) -> [FolderBuild] {
         struct Aggregate { var count = 0; var newest: Int64?; var isPublic = false
-            mutating func add(_ photo: PhotoRecord) {
+            mutating func add(_ photo: ScannedPhoto) {
                 count += 1
                 newest = max(newest ?? photo.momentAt, photo.momentAt)
-                isPublic = isPublic || photo.visibility.isPublic
+                isPublic = isPublic || photo.isPublic
             }
         }
         var all = Aggregate()
@@ -217,11 +216,10 @@ extension PhotoFilesystem {
         var byYear: [Int: Aggregate] = [:]
         var byPhotographer: [Int64: [Int64: Aggregate]] = [:]
         for row in rows {
-            let (photo, storedYear) = (row.photo, row.storedYear)
-            all.add(photo)
-            byRegion[photo.regionID, default: Aggregate()].add(photo)
-            if let year = shownYear(storedYear) { byYear[year, default: Aggregate()].add(photo) }
-            byPhotographer[photo.regionID, default: [:]][photo.photographerID, default: Aggregate()].add(photo)
+            all.add(row)
+            byRegion[row.regionID, default: Aggregate()].add(row)
+            if let year = shownYear(row.storedYear) { byYear[year, default: Aggregate()].add(row) }
+            byPhotographer[row.regionID, default: [:]][row.photographerID, default: Aggregate()].add(row)
         }
         let newest = all.newest ?? 0
         let shownRegions = regions.map { region -> RegionRecord in
