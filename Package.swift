@@ -56,9 +56,10 @@ let package = Package(
         .target(name: "ImmichOrigin", dependencies: ["FlickrOrigin", "PhotoContent", "WebPImage", "CCrypto"]),
         .target(name: "ImmichImport", dependencies: ["PhotoCatalog", "PhotoContent", "PhotoSources", .product(name: "Logging", package: "swift-log")]),
         .target(name: "PhotoFS", dependencies: ["PhotoCatalog", "PhotoTree", "PhotoContent", .product(name: "Logging", package: "swift-log")]),
-        // libfuse 3.14 without FUSE passthrough (Linux 6.9+): the session I/O that adds it (C, for its state).
-        .target(name: "CFusePassThrough", dependencies: ["CFuse"]),
-        .target(name: "FuseAdapter", dependencies: ["CFuse", "CFusePassThrough", "PhotoFS", .product(name: "Logging", package: "swift-log")]),
+        // The session's I/O in C (its state, its threads): FUSE passthrough, which libfuse 3.14 lacks (Linux 6.9+),
+        // and one request reader at a time that busy-polls between requests.
+        .target(name: "CFuseSessionIO", dependencies: ["CFuse"]),
+        .target(name: "FuseAdapter", dependencies: ["CFuse", "CFuseSessionIO", "PhotoFS", .product(name: "Logging", package: "swift-log")]),
         // The CLI's pure parsing: `-o` mount option lists, secret arguments (unit-tested without a process).
         .target(name: "CommandLineOptions", dependencies: ["PhotoContent"]),
         .executableTarget(name: "photofs", dependencies: [

@@ -23,10 +23,11 @@ for _ in range(3):
     per = (time.perf_counter() - t) / n * 1e6
     best = per if best is None else min(best, per)
 print(f"{best:.1f}")' "$1"; }
-for mode in multithreaded single-threaded; do
-  flag=$([ "$mode" = single-threaded ] && echo -s || true)
-  "$WORK/floorfs" "$WORK/open" -f $flag & wait_mount "$WORK/open"
-  echo "open + close, libfuse $mode loop: $(open_close "$WORK/open/photo.jpg") µs (best of 3 × 20,000)"
+for mode in multithreaded single-threaded busy-polling; do
+  flag=$([ "$mode" != multithreaded ] && echo -s || true)
+  poll=$([ "$mode" = busy-polling ] && echo 200 || echo 0)
+  FLOOR_BUSY_POLL_US=$poll "$WORK/floorfs" "$WORK/open" -f $flag & wait_mount "$WORK/open"
+  echo "open + close, libfuse $mode loop$([ "$poll" != 0 ] && echo " (one thread, polling 200 µs between requests)"): $(open_close "$WORK/open/photo.jpg") µs (best of 3 × 20,000)"
   fusermount3 -u "$WORK/open"; wait
 done
 "$WORK/floorls" "$WORK/tree" -f & wait_mount "$WORK/tree"

@@ -118,6 +118,7 @@ public enum MountOptionList {
         case .backupTools: return "\"rsync,tar\""
         case .desktopThumbnails: return "off"
         case .thumbnailListers: return "\"gthumb,geeqie\""
+        case .busyPoll: return "0"
         case .logLevel: return "debug"
         case .allowNonempty, .foreground: return ""
         }

@@ -18,6 +18,7 @@ public enum MountOption: String, CaseIterable, Sendable {
     case backupTools = "backup-tools"
     case desktopThumbnails = "desktop-thumbnails"
     case thumbnailListers = "thumbnail-listers"
+    case busyPoll = "busy-poll"
     case allowNonempty = "allow-nonempty"
     case logLevel = "log-level"
     case foreground
@@ -73,6 +74,8 @@ public struct MountSettings: Equatable, Sendable {
     public var desktopThumbnails = true
     /// Commands whose listings get desktop thumbnails besides file managers and thumbnailers.
     public var thumbnailListers: [String] = []
+    /// Microseconds the FUSE thread that answered a request polls for the next; 0 = off.
+    public var busyPoll = 200
     public var allowNonempty = false
     public var logLevel: String?
     public var foreground = false
@@ -159,6 +162,9 @@ public struct MountSettings: Equatable, Sendable {
             }
         case .thumbnailListers:
             thumbnailListers = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        case .busyPoll:
+            // 10 ms: past any gap between one program's requests; beyond it polling only burns a CPU.
+            busyPoll = try Self.integer(value, in: 0...10_000, name: name, what: "microseconds, 0 (off) to 10000")
         case .logLevel:
             logLevel = try LogLevelName.check(value, name: name)
         case .allowNonempty:

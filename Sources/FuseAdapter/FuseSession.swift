@@ -1,7 +1,7 @@
 // The FUSE adapter: registers libfuse low-level callbacks, turns each request into a PhotoFilesystem call and
 // its result into a reply. The only code that touches fuse_req_t.
 import CFuse
-import CFusePassThrough
+import CFuseSessionIO
 import Foundation
 import Logging
 import PhotoFS
@@ -54,6 +54,7 @@ public final class FuseSession: @unchecked Sendable {
 
     deinit {
         if let session { fuse_session_destroy(session) }
+        photofs_request_readers_destroy(userdata.pointee.readers)
         userdata.deallocate()
         for argument in arguments { free(argument) }
     }
@@ -63,7 +64,7 @@ public final class FuseSession: @unchecked Sendable {
         var ops = fuse_lowlevel_ops()
         FuseSession.install(&ops)
         userdata.pointee = photofs_session_userdata(owner: Unmanaged.passUnretained(self).toOpaque(), init_unique: 0,
-                                                    kernel_offers_passthrough: 0)
+                                                    kernel_offers_passthrough: 0, readers: nil)
         session = arguments.withUnsafeMutableBufferPointer { argv in
             var args = fuse_args(argc: Int32(argv.count), argv: argv.baseAddress, allocated: 0)
             return fuse_session_new(&args, &ops, MemoryLayout<fuse_lowlevel_ops>.size, userdata)
@@ -79,6 +80,10 @@ public final class FuseSession: @unchecked Sendable {
         if io != 0 {
             passThrough = PassThroughPolicy(isOn: false)
             logger.warning("local photos are read through the daemon (no passthrough I/O)", metadata: ["error": "\(io)"])
+        } else if filesystem.options.busyPollMicroseconds > 0 {
+            // 250 µs before a second thread reads while the first handles a request: request_readers.c says why.
+            userdata.pointee.readers = photofs_request_readers_create(Int64(filesystem.options.busyPollMicroseconds) * 1000, 250_000)
+            if userdata.pointee.readers == nil { logger.warning("requests are read by every idle thread (no busy-polling reader)") }
         }
         filesystem.invalidate = { [weak self] invalidations in self?.notifyKernel(invalidations) }
     }
@@ -135,7 +140,7 @@ public final class FuseSession: @unchecked Sendable {
         fuse_set_signal_handlers(session)
         SignalMask.unblockTerminationSignals()
         // 10 idle threads: enough for a file manager's parallel stats while a download blocks a few.
-        let result = photofs_fuse_loop_mt(session, 10, 64)
+        let result = getenv("PHOTOFS_SINGLE") != nil ? fuse_session_loop(session) : photofs_fuse_loop_mt(session, 10, 64)
         SignalMask.blockTerminationSignals()
         notifyLock.lock()
         notifying = false

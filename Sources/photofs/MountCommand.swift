@@ -106,6 +106,10 @@ struct MountCommand: ParsableCommand {
                                valueName: "names"))
     var thumbnailListers: String?
 
+    @Option(help: ArgumentHelp("Microseconds the thread that answered a request keeps looking for the next before it sleeps, 0 to 10000; 0 turns it off (default: 200). A program reading a folder sends one request after another: on a virtual machine, waking a sleeping thread for each costs more than the answer. Costs up to that much CPU after each burst of requests, none on an idle mount. -o busy_poll=N.",
+                               valueName: "microseconds"))
+    var busyPoll: String?
+
     @Option(help: ArgumentHelp("What each file shows: original, N (long edge at most N px), or square:N (N×N PNG thumbnail) (default: original). -o size=...",
                                valueName: "size"))
     var size: String?
@@ -138,6 +142,7 @@ struct MountCommand: ParsableCommand {
         given[.backupTools] = backupTools
         given[.desktopThumbnails] = desktopThumbnails
         given[.thumbnailListers] = thumbnailListers
+        given[.busyPoll] = busyPoll
         given[.size] = size
         given[.jpegQuality] = jpegQuality
         given[.maxPixels] = maxPixels
@@ -185,6 +190,7 @@ struct MountCommand: ParsableCommand {
         options.prefetchCount = settings.prefetch
         if let tools = settings.backupTools { options.uncountedOpeners = UncountedOpeners(tools) }
         options.thumbnailListers = ThumbnailListers(adding: settings.thumbnailListers)
+        options.busyPollMicroseconds = settings.busyPoll
         if settings.desktopThumbnails {
             options.desktopThumbnails = DesktopThumbnails.options(mountpoint: mountpoint)
             if options.desktopThumbnails == nil {

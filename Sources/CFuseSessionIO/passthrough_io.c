@@ -5,12 +5,14 @@
    the session's I/O goes through the three functions below (fuse_session_custom_io, libfuse 3.14's own seam),
    which change two replies on their way to the kernel: the init reply gains FUSE_PASSTHROUGH and a stack
    depth of 1 when the kernel offered it, and an open reply sent by photofs_reply_open_passthrough gains
-   FOPEN_PASSTHROUGH and its backing id. Everything else is passed to read(2), writev(2) and splice(2) as is.
+   FOPEN_PASSTHROUGH and its backing id. Everything else is passed to read(2), writev(2) and splice(2) as is;
+   requests are read by one thread at a time (request_readers.c).
    Constants and layouts from the kernel's include/uapi/linux/fuse.h (7.40), which Debian 12's headers predate. */
 #define _GNU_SOURCE /* splice(2) */
 #define FUSE_USE_VERSION 312
 #include <fuse3/fuse_lowlevel.h>
 #include "fuse_passthrough_io.h"
+#include "request_readers.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -38,7 +40,8 @@ static __thread int32_t photofs_open_backing_id;
    offered passthrough are set by the reading thread before the same request's handler writes its reply. */
 static ssize_t photofs_io_read(int fd, void *buf, size_t len, void *userdata) {
     struct photofs_session_userdata *session = userdata;
-    ssize_t res = read(fd, buf, len);
+    ssize_t res = session->readers != NULL ? photofs_request_readers_read(session->readers, fd, buf, len)
+                                           : read(fd, buf, len);
     /* in header: len, opcode, unique, nodeid, uid, gid, pid, extlen+padding (40 bytes); fuse_init_in after. */
     if (res >= 40 + 20) {
         uint32_t opcode;

@@ -5,6 +5,7 @@
 
 struct fuse_session;
 struct fuse_req;
+struct photofs_request_readers;
 
 /* A session's userdata (what fuse_req_userdata returns): its owner, and what its I/O learns from the init
    request to change the init reply. One per session, so nothing of a session lives in process-wide state. */
@@ -12,6 +13,8 @@ struct photofs_session_userdata {
     void *owner;
     uint64_t init_unique;
     int kernel_offers_passthrough;
+    /* Who reads the session's requests (request_readers.c); NULL: every idle thread of libfuse's loop. */
+    struct photofs_request_readers *readers;
 };
 
 /* Routes the mounted session's I/O through passthrough_io.c; call after fuse_session_mount, before the loop.

@@ -1,0 +1,20 @@
+/* One FUSE request reader at a time, busy-polling between requests (request_readers.c). */
+#ifndef PHOTOFS_REQUEST_READERS_H
+#define PHOTOFS_REQUEST_READERS_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct photofs_request_readers;
+
+/* Readers that poll /dev/fuse for up to `busy_poll_nanoseconds` (> 0) after each request before they sleep,
+   and let a second thread read once a request has been handled for `promote_after_nanoseconds`. Starts the
+   watchdog thread. NULL when out of memory or threads. */
+struct photofs_request_readers *photofs_request_readers_create(int64_t busy_poll_nanoseconds,
+                                                               int64_t promote_after_nanoseconds);
+/* Stops the watchdog and frees; after the session's loop has ended (no thread reads any more). */
+void photofs_request_readers_destroy(struct photofs_request_readers *readers);
+/* read(2) of the next request from `fd` by the session's one reader (waits for its turn). */
+ssize_t photofs_request_readers_read(struct photofs_request_readers *readers, int fd, void *buf, size_t len);
+
+#endif
