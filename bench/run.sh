@@ -28,7 +28,7 @@ daemon_pid() { pgrep -f -- "mount $1 $2 .*--ready-fd" | head -1; }
 as_imported() { # library mountpoint cache
   "$BIN" mount "$1" "$2" --cache-dir "$3"
   ls "$2/events" > /dev/null
-  fusermount3 -u "$2"
+  unmount_and_wait "$2"
   rm -rf "$3"
 }
 peak_rss_mb() { awk '/VmHWM/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }

@@ -56,13 +56,17 @@ static int64_t monotonic_nanoseconds(void) {
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
-/* Under the lock. A sleeping watchdog is woken only when a thread is waiting, the one case it has work. */
-static void give_up_slot_locked(struct photofs_request_readers *readers) {
+/* Takes the lock. A sleeping watchdog is woken only when a thread is waiting, the one case it has work (after
+   the unlock: the woken watchdog then does not wait for the lock the waker still holds). */
+static void give_up_slot(struct photofs_request_readers *readers) {
+    pthread_mutex_lock(&readers->lock);
     int64_t now = monotonic_nanoseconds();
     readers->reading = 0;
     readers->freed_at = now;
     readers->changed_at = now;
-    if (readers->watchdog_parked && readers->waiting > 0) pthread_cond_signal(&readers->watchdog_wake);
+    int wake_watchdog = readers->watchdog_parked && readers->waiting > 0;
+    pthread_mutex_unlock(&readers->lock);
+    if (wake_watchdog) pthread_cond_signal(&readers->watchdog_wake);
 }
 
 /* Cancellation handlers: libfuse cancels its workers at unmount, in read(2), poll(2) or the wait for a turn. */
@@ -73,10 +77,7 @@ static void cancelled_while_waiting(void *argument) {
 }
 
 static void cancelled_while_reading(void *argument) {
-    struct photofs_request_readers *readers = argument;
-    pthread_mutex_lock(&readers->lock);
-    give_up_slot_locked(readers);
-    pthread_mutex_unlock(&readers->lock);
+    give_up_slot(argument);
 }
 
 /* Returns once /dev/fuse has a request (or an error, or the unmount's hang-up), or after the window. Gives way
@@ -99,15 +100,14 @@ ssize_t photofs_request_readers_read(struct photofs_request_readers *readers, in
     pthread_mutex_unlock(&readers->lock);
 
     ssize_t result;
+    int error;
     pthread_cleanup_push(cancelled_while_reading, readers);
     busy_poll(fd, readers->busy_poll);
     result = read(fd, buf, len);
+    error = errno;
     pthread_cleanup_pop(0);
-    int saved = errno;
-    pthread_mutex_lock(&readers->lock);
-    give_up_slot_locked(readers);
-    pthread_mutex_unlock(&readers->lock);
-    errno = saved;
+    give_up_slot(readers);
+    errno = error;
     return result;
 }
 

@@ -50,6 +50,8 @@ public final class FuseSession: @unchecked Sendable {
         all += options.flatMap { $0.split(separator: ",").map(String.init) }
             .filter { $0 != "rw" && !$0.isEmpty }
         arguments = ["photofs", "-o", all.joined(separator: ",")].map { (argument: String) in strdup(argument) }
+        // Initialized here, not only in mount(): deinit reads it whether or not the session was mounted.
+        userdata.initialize(to: photofs_session_userdata(owner: nil, init_unique: 0, kernel_offers_passthrough: 0, readers: nil))
     }
 
     deinit {
@@ -140,7 +142,7 @@ public final class FuseSession: @unchecked Sendable {
         fuse_set_signal_handlers(session)
         SignalMask.unblockTerminationSignals()
         // 10 idle threads: enough for a file manager's parallel stats while a download blocks a few.
-        let result = getenv("PHOTOFS_SINGLE") != nil ? fuse_session_loop(session) : photofs_fuse_loop_mt(session, 10, 64)
+        let result = photofs_fuse_loop_mt(session, 10, 64)
         SignalMask.blockTerminationSignals()
         notifyLock.lock()
         notifying = false
