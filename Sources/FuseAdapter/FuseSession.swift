@@ -315,6 +315,8 @@ public final class FuseSession: @unchecked Sendable {
                     fs.passThroughClosed(handle, inode: ino)
                     fs.filesystem.release(handle)
                     Unmanaged<OpenPhoto>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(fi.pointee.fh))!).release()
+                } else {
+                    fs.filesystem.opened(handle)
                 }
             } catch {
                 fs.fail(req, error, op: "open", inode: ino)

@@ -25,17 +25,20 @@ public final class OpenPhoto: @unchecked Sendable {
     /// The photos to warm once this handle reads its photo whole (its folder's next ones, found at open;
     /// empty when they were warmed at open).
     let neighbours: [Int64]
+    /// Whether this open shows the photo in /recent once its reply reached the kernel (`PhotoFilesystem.opened`).
+    let countsAsRecent: Bool
     private let readLock = NSLock()
     private var reading: WholeReading
     private var kernelReads = false
     init(content: ContentHandle?, variantBytes: Data?, photoID: String, attributes: NodeAttributes,
          identity: String, pageCache: PageCacheMode, folder: Node? = nil, neighbours: [Int64] = [],
-         passThroughFile: Int32? = nil) {
+         passThroughFile: Int32? = nil, countsAsRecent: Bool = false) {
         self.content = content; self.variantBytes = variantBytes; self.photoID = photoID
         self.attributes = attributes; self.identity = identity; self.pageCache = pageCache
         self.passThroughFile = passThroughFile
         self.folder = folder
         self.neighbours = neighbours
+        self.countsAsRecent = countsAsRecent
         reading = WholeReading(size: attributes.size)
     }
 

@@ -535,7 +535,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// open. A cached photo opens at once; otherwise its download starts and this returns when the origin's
     /// answer is verified, so reads can stream while the rest arrives. Opening for writing (or truncating)
     /// fails with EROFS. `opener` (the process that opened, when known) decides whether the open counts as
-    /// recent and warms the next photos.
+    /// recent (once `opened` says its reply was sent) and warms the next photos.
     public func open(inode: UInt64, forWriting: Bool = false, truncating: Bool = false,
                      opener: OpenerIdentity? = nil) throws -> OpenReply {
         guard !forWriting && !truncating else { throw FilesystemError(.readOnly, "the photo file system is read-only") }
@@ -570,10 +570,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
         // Which bytes this handle reads: the original's cache key (the handle has it), plus the variant's.
         let identity = (content?.key ?? OriginalCache.key(for: source)) + variantIdentity
         var neighbours: (folder: Node?, seqs: [Int64]) = (nil, [])
+        var countsAsRecent = false
         if let opener, options.uncountedOpeners.contains(opener) {
             logger.trace("open not counted as recent", metadata: ["photo": "\(photo.id)", "opener": "\(opener.names)"])
         } else {
-            recent.noteOpen(seq: seq)
+            countsAsRecent = true
             // A backup or a thumbnailer reads everything anyway; prefetching for it would double its requests.
             // The folder position is taken now (an open is what moves it). The originals are warmed when this
             // handle reads its photo whole (`read`), or now when the folder's last photo was read whole; a sized
@@ -594,8 +595,16 @@ public final class PhotoFilesystem: @unchecked Sendable {
         let local = source.url.hasPrefix("file:")
         let handle = OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes,
                                identity: identity, pageCache: mode, folder: variants == nil ? neighbours.folder : nil,
-                               neighbours: neighbours.seqs, passThroughFile: local ? content?.wholeFileDescriptor : nil)
+                               neighbours: neighbours.seqs, passThroughFile: local ? content?.wholeFileDescriptor : nil,
+                               countsAsRecent: countsAsRecent)
         return OpenReply(handle: handle, pageCache: mode)
+    }
+
+    /// The open's reply reached the kernel: a counted open makes its photo recent now, so an open the adapter
+    /// refused (EBUSY beside a passed-through version) or whose opener was interrupted never shows in /recent.
+    public func opened(_ handle: OpenPhoto) {
+        guard handle.countsAsRecent, case .photo(let seq) = Node(inode: handle.attributes.inode) else { return }
+        recent.noteOpen(seq: seq)
     }
 
     /// Who is behind an open (the kernel names the thread): remembered for a couple of seconds, so a program

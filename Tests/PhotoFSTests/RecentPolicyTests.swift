@@ -16,6 +16,7 @@ final class RecentPolicyTests: XCTestCase {
         for entry in entries {
             let opened = try fixture.filesystem.open(inode: entry.attributes.inode,
                                                      opener: OpenerIdentity(names: ["pcmanfm", "pcmanfm"]))
+            fixture.filesystem.opened(opened.handle)
             fixture.filesystem.release(opened.handle)
         }
         fixture.filesystem.flushRecentOpens()
@@ -23,6 +24,7 @@ final class RecentPolicyTests: XCTestCase {
         XCTAssertTrue(try fixture.catalog.recentPhotos(limit: 20).isEmpty)
 
         let viewed = try fixture.filesystem.open(inode: entries[2].attributes.inode, opener: OpenerIdentity(names: ["eog"]))
+        fixture.filesystem.opened(viewed.handle)
         fixture.filesystem.release(viewed.handle)
         fixture.filesystem.flushRecentOpens()
         XCTAssertEqual(try fixture.catalog.recentPhotos(limit: 20).map(\.seq), [try seq(entries[2])])
@@ -31,11 +33,30 @@ final class RecentPolicyTests: XCTestCase {
         XCTAssertEqual(try fixture.filesystem.getattr(entries[2].attributes.inode).attributes.linkCount, 4)
     }
 
+    func testAnOpenWhoseReplyNeverReachedTheKernelIsNotRecent() throws {
+        // The adapter refused it (EBUSY beside a passed-through version) or its opener was interrupted: no
+        // `opened`, only the release.
+        let fixture = try FilesystemFixture(photos: 2)
+        let entries = try fixture.yearEntries()
+        let refused = try fixture.filesystem.open(inode: entries[0].attributes.inode, opener: OpenerIdentity(names: ["eog"]))
+        fixture.filesystem.release(refused.handle)
+        fixture.filesystem.flushRecentOpens()
+        XCTAssertEqual(try recentNames(fixture), [])
+        XCTAssertTrue(try fixture.catalog.recentPhotos(limit: 20).isEmpty)
+        let sent = try fixture.filesystem.open(inode: entries[1].attributes.inode, opener: OpenerIdentity(names: ["eog"]))
+        fixture.filesystem.opened(sent.handle)
+        fixture.filesystem.release(sent.handle)
+        fixture.filesystem.flushRecentOpens()
+        XCTAssertEqual(try fixture.catalog.recentPhotos(limit: 20).map(\.seq), [try seq(entries[1])])
+    }
+
     func testWithoutAWritableLibraryRecentOpensAreKeptInMemory() throws {
         let fixture = try FilesystemFixture(photos: 3, persistentRecents: false)
         let entries = try fixture.yearEntries()
         for entry in entries.prefix(2) {
-            fixture.filesystem.release(try fixture.filesystem.open(inode: entry.attributes.inode).handle)
+            let opened = try fixture.filesystem.open(inode: entry.attributes.inode)
+            fixture.filesystem.opened(opened.handle)
+            fixture.filesystem.release(opened.handle)
         }
         fixture.filesystem.flushRecentOpens()
         XCTAssertTrue(try fixture.catalog.recentPhotos(limit: 20).isEmpty, "nothing written to the library")
