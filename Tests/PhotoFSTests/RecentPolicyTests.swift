@@ -10,22 +10,23 @@ final class RecentPolicyTests: XCTestCase {
         try fixture.filesystem.listing(of: Node.recent.inode).entries.map(\.name)
     }
 
+    /// An open as the adapter makes it: `opened` once its reply was sent (unless `replied` is false), then the release.
+    private func openAndClose(_ fixture: FilesystemFixture, _ entry: DirectoryEntry, by opener: OpenerIdentity? = nil,
+                              replied: Bool = true) throws {
+        let open = try fixture.filesystem.open(inode: entry.attributes.inode, opener: opener)
+        if replied { fixture.filesystem.opened(open.handle) }
+        fixture.filesystem.release(open.handle)
+    }
+
     func testOpensByFileManagersDoNotCountAndOthersDo() throws {
         let fixture = try FilesystemFixture(photos: 4)
         let entries = try fixture.yearEntries()
-        for entry in entries {
-            let opened = try fixture.filesystem.open(inode: entry.attributes.inode,
-                                                     opener: OpenerIdentity(names: ["pcmanfm", "pcmanfm"]))
-            fixture.filesystem.opened(opened.handle)
-            fixture.filesystem.release(opened.handle)
-        }
+        for entry in entries { try openAndClose(fixture, entry, by: OpenerIdentity(names: ["pcmanfm", "pcmanfm"])) }
         fixture.filesystem.flushRecentOpens()
         XCTAssertEqual(try recentNames(fixture), [])
         XCTAssertTrue(try fixture.catalog.recentPhotos(limit: 20).isEmpty)
 
-        let viewed = try fixture.filesystem.open(inode: entries[2].attributes.inode, opener: OpenerIdentity(names: ["eog"]))
-        fixture.filesystem.opened(viewed.handle)
-        fixture.filesystem.release(viewed.handle)
+        try openAndClose(fixture, entries[2], by: OpenerIdentity(names: ["eog"]))
         fixture.filesystem.flushRecentOpens()
         XCTAssertEqual(try fixture.catalog.recentPhotos(limit: 20).map(\.seq), [try seq(entries[2])])
         XCTAssertEqual(try recentNames(fixture).count, 1)
@@ -38,14 +39,11 @@ final class RecentPolicyTests: XCTestCase {
         // `opened`, only the release.
         let fixture = try FilesystemFixture(photos: 2)
         let entries = try fixture.yearEntries()
-        let refused = try fixture.filesystem.open(inode: entries[0].attributes.inode, opener: OpenerIdentity(names: ["eog"]))
-        fixture.filesystem.release(refused.handle)
+        try openAndClose(fixture, entries[0], by: OpenerIdentity(names: ["eog"]), replied: false)
         fixture.filesystem.flushRecentOpens()
         XCTAssertEqual(try recentNames(fixture), [])
         XCTAssertTrue(try fixture.catalog.recentPhotos(limit: 20).isEmpty)
-        let sent = try fixture.filesystem.open(inode: entries[1].attributes.inode, opener: OpenerIdentity(names: ["eog"]))
-        fixture.filesystem.opened(sent.handle)
-        fixture.filesystem.release(sent.handle)
+        try openAndClose(fixture, entries[1], by: OpenerIdentity(names: ["eog"]))
         fixture.filesystem.flushRecentOpens()
         XCTAssertEqual(try fixture.catalog.recentPhotos(limit: 20).map(\.seq), [try seq(entries[1])])
     }
@@ -53,11 +51,7 @@ final class RecentPolicyTests: XCTestCase {
     func testWithoutAWritableLibraryRecentOpensAreKeptInMemory() throws {
         let fixture = try FilesystemFixture(photos: 3, persistentRecents: false)
         let entries = try fixture.yearEntries()
-        for entry in entries.prefix(2) {
-            let opened = try fixture.filesystem.open(inode: entry.attributes.inode)
-            fixture.filesystem.opened(opened.handle)
-            fixture.filesystem.release(opened.handle)
-        }
+        for entry in entries.prefix(2) { try openAndClose(fixture, entry) }
         fixture.filesystem.flushRecentOpens()
         XCTAssertTrue(try fixture.catalog.recentPhotos(limit: 20).isEmpty, "nothing written to the library")
         let recent = try fixture.filesystem.listing(of: Node.recent.inode).entries
