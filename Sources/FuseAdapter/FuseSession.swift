@@ -28,7 +28,8 @@ public final class FuseSession: @unchecked Sendable {
     private let passThroughLock = NSLock()
     private var passThrough = PassThroughPolicy()
     /// The session's userdata: this session (what each request's handler finds it by) and what its I/O learns
-    /// at init (passthrough_io.c). Allocated here, freed after the session.
+    /// at init (passthrough_io.c), and who reads its requests (request_readers.c). Allocated here, freed after the
+    /// session.
     private let userdata = UnsafeMutablePointer<photofs_session_userdata>.allocate(capacity: 1)
 
     /// `options` are extra `-o` mount options (allow_other, ...). Every write is refused (EROFS).
@@ -50,8 +51,9 @@ public final class FuseSession: @unchecked Sendable {
         all += options.flatMap { $0.split(separator: ",").map(String.init) }
             .filter { $0 != "rw" && !$0.isEmpty }
         arguments = ["photofs", "-o", all.joined(separator: ",")].map { (argument: String) in strdup(argument) }
-        // Initialized here, not only in mount(): deinit reads it whether or not the session was mounted.
-        userdata.initialize(to: photofs_session_userdata(owner: nil, init_unique: 0, kernel_offers_passthrough: 0, readers: nil))
+        // Here, not in mount(): deinit reads it whether or not the session was mounted.
+        userdata.initialize(to: photofs_session_userdata(owner: Unmanaged.passUnretained(self).toOpaque(), init_unique: 0,
+                                                         kernel_offers_passthrough: 0, readers: nil))
     }
 
     deinit {
@@ -65,8 +67,6 @@ public final class FuseSession: @unchecked Sendable {
     public func mount() throws {
         var ops = fuse_lowlevel_ops()
         FuseSession.install(&ops)
-        userdata.pointee = photofs_session_userdata(owner: Unmanaged.passUnretained(self).toOpaque(), init_unique: 0,
-                                                    kernel_offers_passthrough: 0, readers: nil)
         session = arguments.withUnsafeMutableBufferPointer { argv in
             var args = fuse_args(argc: Int32(argv.count), argv: argv.baseAddress, allocated: 0)
             return fuse_session_new(&args, &ops, MemoryLayout<fuse_lowlevel_ops>.size, userdata)
