@@ -12,16 +12,7 @@ fi
 
 pids=()
 mounts=()
-# Unmounts and waits for the mount's daemon to exit: fusermount3 returns before the daemon has written its last
-# recent opens and statistics, so a copy of its library or a removal of its cache made meanwhile races it
-# (a torn library once, "rm: Directory not empty" once).
-unmount_and_wait() { # mountpoint
-  local daemon
-  daemon=$(pgrep -f -- "photofs mount .* $1 " | head -1 || true)
-  fusermount3 -u "$1"
-  [ -n "$daemon" ] || return 0
-  for _ in $(seq 300); do kill -0 "$daemon" 2>/dev/null || return 0; sleep 0.1; done
-}
+source "$(dirname "${BASH_SOURCE[0]}")/unmount.sh"
 cleanup() {
   for m in "${mounts[@]}"; do fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || true; done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done

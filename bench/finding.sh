@@ -49,15 +49,8 @@ wait_prebuilt() {
   for _ in $(seq 1200); do grep -q "photo listings built after mount" "$WORK/cache/photofs.log" 2>/dev/null && return; sleep 0.1; done
   echo "no prebuild after 120 s" >&2; exit 1
 }
-# Waits for the daemon to exit: fusermount3 returns before it has written its last statistics, and the next
-# mount_fresh removes that cache (bench/common.sh's unmount_and_wait, which this script does not source).
-unmount() {
-  local daemon
-  daemon=$(pgrep -f -- "photofs mount .* $MNT " | head -1 || true)
-  fusermount3 -u "$MNT"; mounted=""
-  [ -n "$daemon" ] || return 0
-  for _ in $(seq 300); do kill -0 "$daemon" 2>/dev/null || return 0; sleep 0.1; done
-}
+source bench/unmount.sh
+unmount() { unmount_and_wait "$MNT"; mounted=""; }
 
 # 2. First ls -lR of /events: at once after mount (settling and the listing scan included), and on a fresh
 #    mount once its scan is done (the kernel's caches cold, the daemon's listings built).

@@ -28,11 +28,8 @@ mkdir -p "$WORK/mnt"
 "$BIN" mount "$WORK/library.sqlite" "$WORK/mnt" --cache-dir "$WORK/cache" --prefetch 0
 mounts+=("$WORK/mnt")
 find "$WORK/mnt/regions" -type f -print0 | xargs -0 cat > /dev/null
-# fusermount3 returns before the daemon has written its last recent opens and closed the library: a copy of
-# the file made meanwhile was torn once ("database disk image is malformed" at the next mount).
-daemon=$(pgrep -f -- "mount $WORK/library.sqlite $WORK/mnt .*--ready-fd" | head -1)
-fusermount3 -u "$WORK/mnt"
-for _ in $(seq 300); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.1; done
+# Before the library is copied below (a copy made while the daemon still wrote was torn once).
+unmount_and_wait "$WORK/mnt"
 
 # photofs: a fresh copy of the library (no variants known), a mount at the size, every file read by
 # $CORES readers at once, as a file manager or `cp -r` with parallel workers would. `find` lists without
