@@ -535,9 +535,9 @@ public final class OriginalCache: @unchecked Sendable {
     }
 
     /// The cache file of `key` (the source's), opened without following a symlink, when it is a regular file of
-    /// the expected size; one of another size is removed, as `cachedPath` does. Opened first and checked on its descriptor: an `lstat` of the path
-    /// before the open, and the key computed twice, were ~4 % of the daemon's samples while a reader opened
-    /// and closed 255 cached photos in turn (perf).
+    /// the expected size; one of another size is removed, as `cachedPath` does. Opened first and checked on its
+    /// descriptor: an `lstat` of the path before the open, and the key computed twice, were ~4 % of the daemon's
+    /// samples while a reader opened and closed 255 cached photos in turn (perf).
     private func openCachedFile(_ source: ContentSource, key: String) -> OpenFile? {
         let path = objectsPath + "/" + key
         let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
