@@ -80,6 +80,21 @@ final class PrefetchDirectionTests: XCTestCase {
         XCTAssertFalse(try isCached(7))
     }
 
+    func testAFolderListedBeforeOthersIsStillWhereOpensLand() throws {
+        // Newer listings that do not hold the photos are searched first (by their index of positions).
+        for inode in [Node.root.inode, Node.moments.inode, Node.regions.inode] {
+            _ = try filesystem.listing(of: inode)
+        }
+        try view(1)
+        XCTAssertTrue(settle([2, 3]))
+        try view(8)
+        XCTAssertTrue(settle([9, 10]), "a jump found in the older listing: ahead of where it landed")
+        XCTAssertFalse(try isCached(7))
+        try view(6)
+        XCTAssertTrue(settle([7]), "a jump back by two is a jump too: ahead of where it landed")
+        XCTAssertFalse(try isCached(5))
+    }
+
     func inFlight(_ index: Int) throws -> Bool {
         guard case .photo(let seq) = entries[index].node, let photo = try fixture.catalog.photo(seq: seq),
               let size = photo.byteSize, let type = photo.contentType else { return false }
