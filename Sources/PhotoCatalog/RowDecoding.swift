@@ -1,6 +1,7 @@
 // Reading rows of a library file that may hold anything: every column type-checked, ranges enforced, no trap.
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// The values the catalog hands to the rest of photofs. A row outside them is left out (a photo is then
 /// treated as unavailable) and reported once through `Catalog.onBadRow`; so the tree, the inode numbers and
@@ -83,15 +84,46 @@ struct ColumnReader {
         return "seq \(photoSeq)" + (photoID.map { " (id \(Self.printable($0)))" } ?? "")
     }
 
+    /// The statement `row` is the current row of, read with SQLite's own calls (`Catalog.decodeEach`).
+    private let statement: SQLiteStatement?
+
     init(_ row: Row, table: String) {
         self.row = row
         self.table = table
+        statement = nil
+    }
+
+    /// A reader of the row `statement` stands on (`row` is the cursor's view of it): each value read with
+    /// `sqlite3_column_*` as GRDB's `DatabaseValue(sqliteStatement:index:)` reads them (without its traps on a
+    /// NULL text pointer or an unknown type), skipping GRDB's generic `Row.decode` path, which took 40–50 ms of
+    /// a mount's 250 ms scan of 100,000 photos (16 columns each).
+    init(current row: Row, of statement: Statement, table: String) {
+        self.row = row
+        self.table = table
+        self.statement = statement.sqliteStatement
     }
 
     func value(_ index: Int) -> DatabaseValue {
         // Only fails for an index past the row's end, which the fixed SELECTs here never ask for.
         guard index < row.count else { return .null }
-        return (try? row.decode(DatabaseValue.self, atIndex: index)) ?? .null
+        guard let statement else { return (try? row.decode(DatabaseValue.self, atIndex: index)) ?? .null }
+        let column = Int32(index)
+        switch sqlite3_column_type(statement, column) {
+        case SQLITE_INTEGER:
+            return sqlite3_column_int64(statement, column).databaseValue
+        case SQLITE_FLOAT:
+            return sqlite3_column_double(statement, column).databaseValue
+        case SQLITE_TEXT:
+            // As GRDB reads text: up to the first NUL, invalid UTF-8 repaired. NULL only when SQLite is out of memory.
+            guard let text = sqlite3_column_text(statement, column) else { return .null }
+            return String(cString: text).databaseValue
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(statement, column))
+            guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return Data().databaseValue }
+            return Data(bytes: bytes, count: count).databaseValue
+        default:
+            return .null
+        }
     }
 
     func bad(_ problem: String) -> BadRow { BadRow(table: table, key: rowKey, problem: problem) }

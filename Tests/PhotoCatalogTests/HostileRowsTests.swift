@@ -82,6 +82,21 @@ final class HostileRowsTests: XCTestCase {
         XCTAssertNil(try catalog.photo(seq: -7))
     }
 
+    /// The mount's scan reads each value from the statement itself (`decodeEach`): the same rows, the same
+    /// values as every listing query, and the same rows left out and reported.
+    func testTheMountScanReadsWhatListingsRead() throws {
+        let catalog = try open()
+        let scanned = try catalog.listingRowsOfAllPhotos(limit: 1000)
+        XCTAssertEqual(scanned.map(\.photo.id), listed)
+        let listing = try catalog.allPhotos()
+        XCTAssertEqual(scanned.map(\.photo.title), listing.map(\.title), "NULL, blob and text titles read alike")
+        XCTAssertEqual(scanned.map(\.photo.momentAt), listing.map(\.momentAt))
+        XCTAssertEqual(scanned.map(\.photo.byteSize), listing.map(\.byteSize))
+        XCTAssertEqual(scanned.map(\.storedYear), listed.map { _ in 2020 })
+        XCTAssertEqual(scanned.first { $0.photo.id == "text-latitude" }?.event.latitude, nil, "a text latitude is no place")
+        for id in leftOut { XCTAssertTrue(reports.all.contains { $0.contains("(id \(id))") }, "\(id) reported") }
+    }
+
     func testAggregatesCountOnlyUsablePhotos() throws {
         let catalog = try open()
         let years = try catalog.years()
