@@ -15,7 +15,8 @@ final class PrefetchPlanner: @unchecked Sendable {
     /// Each of those listings' entry positions by inode (by the listing's node), made at the first open that is
     /// not next to the last one: a linear search of the 8 listings ran on every such open, and a program opening
     /// photos of a folder listed before others (`os.walk`, then a loop) searched every newer listing whole
-    /// first — 9 % of the daemon's CPU in a loop opening local photos (`perf`), ~13 µs per open.
+    /// first — 9 % of the daemon's CPU in a loop opening local photos (`perf`), ~13 µs per open. At most 8
+    /// indexes, each 16 bytes a bucket: a 17,500-photo year folder's is ~0.5 MB.
     private var positions: [Node: [UInt64: Int]] = [:]
     /// Folders whose last photo was read whole by a handle opened from them (a viewer, `cat`): the next open
     /// there warms its neighbours at once, as before reading began, so a reader waiting on a download keeps 3
