@@ -204,12 +204,11 @@ extension Catalog {
     private static func storedEvents(_ catalog: Catalog, _ db: Database) throws -> [StoredEvent] {
         var members: [Int64: [Int64]] = [:]
         // One row per photo of a settled event (100,000 in a library of as many photos): read from the statement.
-        let pairs = try catalog.decodeEach(db, sql: "SELECT event_id, photo_seq FROM event_photo ORDER BY event_id, photo_seq",
-                                           table: "event_photo") { reader -> (event: Int64, seq: Int64)? in
-            guard let event = reader.lenientInteger(0), let seq = reader.lenientInteger(1) else { return nil }
-            return (event, seq)
+        _ = try catalog.decodeEach(db, sql: "SELECT event_id, photo_seq FROM event_photo ORDER BY event_id, photo_seq",
+                                   table: "event_photo") { reader in
+            guard let event = reader.lenientInteger(0), let seq = reader.lenientInteger(1) else { return }
+            members[event, default: []].append(seq)
         }
-        for case let (event, seq)? in pairs { members[event, default: []].append(seq) }
         return try catalog.decodeAll(Row.fetchCursor(db, sql: "SELECT id, name, first_at, last_at FROM event ORDER BY id")) { row in
             var reader = ColumnReader(row, table: "event")
             reader.key = "id \(ColumnReader.keyText(reader.value(0)))"

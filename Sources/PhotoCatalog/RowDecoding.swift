@@ -114,7 +114,8 @@ struct ColumnReader {
         case SQLITE_FLOAT:
             return sqlite3_column_double(statement, column).databaseValue
         case SQLITE_TEXT:
-            // As GRDB reads text: up to the first NUL, invalid UTF-8 repaired. NULL only when SQLite is out of memory.
+            // As GRDB reads text: up to the first NUL, invalid UTF-8 repaired. A NULL pointer only when SQLite is
+            // out of memory (GRDB would trap): read as NULL, so the row is left out or shows an empty title.
             guard let text = sqlite3_column_text(statement, column) else { return .null }
             return String(cString: text).databaseValue
         case SQLITE_BLOB:

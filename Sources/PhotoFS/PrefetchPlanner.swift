@@ -12,12 +12,17 @@ final class PrefetchPlanner: @unchecked Sendable {
     private var recentlyListed: [DirectoryListing] = []
     /// Where in each of those the last photo opened from it was (by the listing's node).
     private var lastOpenedPosition: [Node: Int] = [:]
-    /// Each of those listings' entry positions by inode (by the listing's node), made at the first open that is
-    /// not next to the last one: a linear search of the 8 listings ran on every such open, and a program opening
-    /// photos of a folder listed before others (`os.walk`, then a loop) searched every newer listing whole
-    /// first — 9 % of the daemon's CPU in a loop opening local photos (`perf`), ~13 µs per open. At most 8
-    /// indexes, each 16 bytes a bucket: a 17,500-photo year folder's is ~0.5 MB.
-    private var positions: [Node: [UInt64: Int]] = [:]
+    /// Each of those listings' entry positions by inode (by the listing's node), made at its second search (an
+    /// open not next to the last one from it, or an open in an older folder, which searches it first): a linear
+    /// search of the 8 listings ran on every such open, and a program opening photos of a folder listed before
+    /// others (`os.walk`, then a loop) searched every newer listing whole each time — 9 % of the daemon's CPU
+    /// in a loop opening local photos (`perf`), ~13 µs per open. Not at the first search: a folder listed
+    /// again between every open (a file manager refreshing it) then costs each open one linear search, as
+    /// before, not the building of an index. At most 8 indexes of 12 bytes a bucket: ~0.4 MB for a 17,500-photo
+    /// year folder, 3 MB for one of 100,000.
+    private var positions: [Node: [UInt64: Int32]] = [:]
+    /// Listings searched once since they were listed (their next search makes their index).
+    private var searchedOnce: Set<Node> = []
     /// Folders whose last photo was read whole by a handle opened from them (a viewer, `cat`): the next open
     /// there warms its neighbours at once, as before reading began, so a reader waiting on a download keeps 3
     /// photos coming (warming only after each whole read made a cold `cat` of a folder 0.49× curl instead of
@@ -34,11 +39,13 @@ final class PrefetchPlanner: @unchecked Sendable {
         recentlyListed.removeAll { $0.attributes.node == node }
         recentlyListed.append(listing)
         positions[node] = nil
+        searchedOnce.remove(node)
         // 8 directories: a file manager has a few windows open; older listings are not "what's next".
         if recentlyListed.count > 8 {
             let oldest = recentlyListed.removeFirst().attributes.node
             lastOpenedPosition[oldest] = nil
             positions[oldest] = nil
+            searchedOnce.remove(oldest)
         }
     }
 
@@ -67,18 +74,23 @@ final class PrefetchPlanner: @unchecked Sendable {
         return nil
     }
 
-    /// Where `inode` is in `listing` (its first entry of it), from the listing's index of positions, made now
-    /// if it has none. Called with the lock held.
+    /// Where `inode` is in `listing` (its first entry of it): by a linear search the first time, then from the
+    /// listing's index of positions, made at the second. Called with the lock held.
     private func position(of inode: UInt64, in listing: DirectoryListing) -> Int? {
         let node = listing.attributes.node
-        if let known = positions[node] { return known[inode] }
-        var byInode: [UInt64: Int] = [:]
+        if let known = positions[node] { return known[inode].map(Int.init) }
+        guard searchedOnce.contains(node) else {
+            searchedOnce.insert(node)
+            return listing.entries.firstIndex { $0.attributes.inode == inode }
+        }
+        var byInode: [UInt64: Int32] = [:]
         byInode.reserveCapacity(listing.entries.count)
+        // A listing holds far fewer than 2^31 entries (`DirectoryListing` indexes its names the same way).
         for (index, entry) in listing.entries.enumerated() where byInode[entry.attributes.inode] == nil {
-            byInode[entry.attributes.inode] = index
+            byInode[entry.attributes.inode] = Int32(truncatingIfNeeded: index)
         }
         positions[node] = byInode
-        return byInode[inode]
+        return byInode[inode].map(Int.init)
     }
 
     /// The next `count` photos after `inode` (before it, when the opener is going backwards) in the most

@@ -85,16 +85,30 @@ final class HostileRowsTests: XCTestCase {
     /// The mount's scan reads each value from the statement itself (`decodeEach`): the same rows, the same
     /// values as every listing query, and the same rows left out and reported.
     func testTheMountScanReadsWhatListingsRead() throws {
+        // Titles besides the fixture's NULL and blob: text with a NUL, text that is not UTF-8, an empty blob.
+        // (An integer or a real stored as a title becomes text: the column has TEXT affinity.)
+        try tamper(library, """
+            INSERT INTO photo(id, title, photographer_id, region_id, moment_at, moment_year, original_url, byte_size, content_type)
+            VALUES ('nul-title', CAST(x'410042' AS TEXT), 1, 1, 1600000001, 2020, 'http://o/s.jpg', 100, 'image/jpeg'),
+                   ('latin1-title', CAST(x'ff41' AS TEXT), 1, 1, 1600000002, 2020, 'http://o/t.jpg', 100, 'image/jpeg'),
+                   ('empty-blob-title', x'', 1, 1, 1600000003, 2020, 'http://o/u.jpg', 100, 'image/jpeg');
+            """)
         let catalog = try open()
         let scanned = try catalog.listingRowsOfAllPhotos(limit: 1000)
-        XCTAssertEqual(scanned.map(\.photo.id), listed)
+        let scanReports = reports.all
+        let more = ["nul-title", "latin1-title", "empty-blob-title"]
+        XCTAssertEqual(scanned.map(\.photo.id), listed + more)
+        for id in leftOut { XCTAssertTrue(scanReports.contains { $0.contains("(id \(id))") }, "\(id) reported by the scan") }
+        XCTAssertEqual(scanReports.count, leftOut.count + 2, scanReports.joined(separator: "\n")) // + seq -7, + NULL id
         let listing = try catalog.allPhotos()
         XCTAssertEqual(scanned.map(\.photo.title), listing.map(\.title), "NULL, blob and text titles read alike")
         XCTAssertEqual(scanned.map(\.photo.momentAt), listing.map(\.momentAt))
         XCTAssertEqual(scanned.map(\.photo.byteSize), listing.map(\.byteSize))
-        XCTAssertEqual(scanned.map(\.storedYear), listed.map { _ in 2020 })
+        XCTAssertEqual(scanned.map(\.storedYear), scanned.map { _ in 2020 })
         XCTAssertEqual(scanned.first { $0.photo.id == "text-latitude" }?.event.latitude, nil, "a text latitude is no place")
-        for id in leftOut { XCTAssertTrue(reports.all.contains { $0.contains("(id \(id))") }, "\(id) reported") }
+        XCTAssertEqual(scanned.first { $0.photo.id == "nul-title" }?.photo.title, "A", "text up to its NUL, as GRDB reads it")
+        XCTAssertEqual(scanned.first { $0.photo.id == "latin1-title" }?.photo.title, "\u{FFFD}A", "invalid UTF-8 repaired")
+        XCTAssertEqual(scanned.first { $0.photo.id == "empty-blob-title" }?.photo.title, "")
     }
 
     func testAggregatesCountOnlyUsablePhotos() throws {
