@@ -8,12 +8,16 @@ public enum LocalFileContent {
     /// absolute, holds NUL, or a `..` segment.
     public static func path(fromFileURI uri: String) -> String? {
         guard uri.hasPrefix("file:///") else { return nil }
-        // Most URIs have no escape: the path is the rest, checked in place (every open of a local photo asks).
-        if !uri.utf8.contains(UInt8(ascii: "%")) {
-            let path = uri.utf8.dropFirst(7)
-            guard !path.contains(0), !hasParentSegment(path) else { return nil }
-            return String(decoding: path, as: UTF8.self)
+        // Most URIs have no escape: the path is the rest, checked in place, over the string's own bytes (every
+        // open of a local photo asks, twice: through the generic `UTF8View` the checks were ~1.4 µs each).
+        var uri = uri
+        let plain = uri.withUTF8 { bytes -> String?? in
+            guard !bytes.contains(UInt8(ascii: "%")) else { return .none }
+            let path = UnsafeBufferPointer(rebasing: bytes[7...])
+            guard !path.contains(0), !hasParentSegment(path) else { return .some(nil) }
+            return .some(String(decoding: path, as: UTF8.self))
         }
+        if let plain { return plain }
         var bytes: [UInt8] = []
         let source = Array(uri.utf8.dropFirst(7))
         var index = 0
@@ -65,11 +69,16 @@ public enum LocalFileContent {
     /// The mtime an etag made by `etag(partialHash:size:mtimeNanos:)` holds, given the size it was made with
     /// (the hash is hex, the mtime may be negative: "…-1234--5"); nil for any other etag.
     public static func modifiedNanos(fromETag etag: String?, size: Int64) -> Int64? {
-        guard let etag, let dash = etag.firstIndex(of: "-") else { return nil }
-        let rest = etag[etag.index(after: dash)...]
-        let sizePart = "\(size)-"
-        guard rest.hasPrefix(sizePart) else { return nil }
-        return Int64(rest.dropFirst(sizePart.count))
+        // Byte by byte (every open of a local photo asks): the `Character` search and `hasPrefix` of a
+        // substring were ~1.3 µs of a 9 µs open (`perf`).
+        guard var etag else { return nil }
+        let sizePart = Array("\(size)-".utf8)
+        return etag.withUTF8 { bytes -> Int64? in
+            guard let dash = bytes.firstIndex(of: UInt8(ascii: "-")) else { return nil }
+            let rest = UnsafeBufferPointer(rebasing: bytes[(dash + 1)...])
+            guard rest.starts(with: sizePart) else { return nil }
+            return Int64(String(decoding: UnsafeBufferPointer(rebasing: rest[sizePart.count...]), as: UTF8.self))
+        }
     }
 
     /// Opens the file behind a local photo for reading, refusing it when it is no longer the imported file:

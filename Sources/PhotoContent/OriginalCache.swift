@@ -242,7 +242,7 @@ public final class OriginalCache: @unchecked Sendable {
     /// The cache file name for a source. It changes whenever the URL, size, type or ETag does, so a photo
     /// changed in the catalog is never served from bytes of its previous version.
     public static func key(for source: ContentSource) -> String {
-        let hash = StableHash.fnv1a64("\(source.url)\u{0}\(source.expectedSize)\u{0}\(source.contentType)\u{0}\(source.etag ?? "")")
+        let hash = StableHash.fnv1a64(parts: [source.url, String(source.expectedSize), source.contentType, source.etag ?? ""])
         return "\(fileNamePrefix(photoID: source.photoID))-\(String(hash, radix: 16))"
     }
 

@@ -65,6 +65,22 @@ final class LocalFileReadTests: XCTestCase {
         XCTAssertNil(LocalFileContent.path(fromFileURI: "file:///a%2"), "a cut escape")
         XCTAssertNil(LocalFileContent.path(fromFileURI: "file://host/a.jpg"))
         XCTAssertNil(LocalFileContent.path(fromFileURI: "https://example.com/a.jpg"))
+        XCTAssertNil(LocalFileContent.path(fromFileURI: "file:///a\u{0}b"), "a raw NUL")
+        XCTAssertNil(LocalFileContent.path(fromFileURI: "file:///a/b/.."))
+        XCTAssertEqual(LocalFileContent.path(fromFileURI: "file:///home/Été/ç.jpg"), "/home/Été/ç.jpg", "unescaped UTF-8 as it is")
+        XCTAssertEqual(LocalFileContent.path(fromFileURI: "file:///"), "/")
+    }
+
+    func testTheImportedMtimeIsReadBackFromTheETag() {
+        let etag = LocalFileContent.etag(partialHash: "0123456789abcdef0123", size: 1234, mtimeNanos: 1_700_000_000_123_456_789)
+        XCTAssertEqual(etag, "0123456789abcdef-1234-1700000000123456789")
+        XCTAssertEqual(LocalFileContent.modifiedNanos(fromETag: etag, size: 1234), 1_700_000_000_123_456_789)
+        XCTAssertEqual(LocalFileContent.modifiedNanos(fromETag: "ab-1234--5", size: 1234), -5, "an mtime before 1970")
+        XCTAssertNil(LocalFileContent.modifiedNanos(fromETag: etag, size: 123), "another size")
+        XCTAssertNil(LocalFileContent.modifiedNanos(fromETag: "ab-1234-", size: 1234))
+        XCTAssertNil(LocalFileContent.modifiedNanos(fromETag: "ab-1234-12x", size: 1234))
+        XCTAssertNil(LocalFileContent.modifiedNanos(fromETag: "\"e1\"", size: 1234), "a web server's etag")
+        XCTAssertNil(LocalFileContent.modifiedNanos(fromETag: nil, size: 1234))
     }
 
     func testCacheFileNamesKeepOnlyASCIILettersAndDigits() {

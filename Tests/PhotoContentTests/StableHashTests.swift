@@ -12,6 +12,12 @@ final class StableHashTests: XCTestCase {
         XCTAssertEqual(String(StableHash.fnv1a64("/home/u/library.sqlite"), radix: 16), "12b2e1dc23220de5")
     }
 
+    func testPartsHashAsTheirJoinedString() {
+        for parts in [[], [""], ["a"], ["", ""], ["https://h/p.jpg", "1234", "image/jpeg", "\"e1\""], ["Été", "ç", ""]] {
+            XCTAssertEqual(StableHash.fnv1a64(parts: parts), StableHash.fnv1a64(parts.joined(separator: "\u{0}")), "\(parts)")
+        }
+    }
+
     func testCacheKeysKeepTheirNames() {
         let source = ContentSource(photoID: "1", url: "https://live.staticflickr.com/65535/1_ab_o.jpg", expectedSize: 1234,
                                    contentType: "image/jpeg", etag: "\"e1\"")
