@@ -8,7 +8,8 @@
 struct photofs_request_readers;
 
 /* Readers that poll /dev/fuse for up to `busy_poll_nanoseconds` (> 0) after each request before they sleep,
-   and let a second thread read once a request has been handled for `promote_after_nanoseconds`. Starts the
+   and let a second thread read once a request has been handled for `promote_after_nanoseconds` (looked at
+   every 2 ms: a held handler holds the others up to that much longer). Starts the
    watchdog thread. NULL when out of memory or threads. */
 struct photofs_request_readers *photofs_request_readers_create(int64_t busy_poll_nanoseconds,
                                                                int64_t promote_after_nanoseconds);
