@@ -30,21 +30,26 @@ public enum CatalogLimits {
     /// The same rules for a photo row as SQL, for aggregates (counts, newest moments, totals) so that a
     /// directory's numbers agree with the rows its listing keeps. `moment_year` must be the UTC year of
     /// `moment_at`, as `PhotoRecord.year(ofMoment:)` computes it (SQLite's strftime uses the same calendar).
-    static func usablePhotoSQL(_ alias: String) -> String {
+    ///
+    /// `choosingNoIndex`: none of the rules may pick the index a query reads through (each column behind a
+    /// unary `+`), for a query whose ORDER BY should choose it: with the rules as they are, SQLite reads the
+    /// rows of the seq range (all of them) and sorts.
+    static func usablePhotoSQL(_ alias: String, choosingNoIndex: Bool = false) -> String {
         let p = alias.isEmpty ? "" : alias + "."
+        let c = choosingNoIndex ? "+" + p : p
         return """
-            (typeof(\(p)seq) = 'integer' AND \(p)seq BETWEEN \(seqRange.lowerBound) AND \(seqRange.upperBound)
-             AND typeof(\(p)id) = 'text' AND \(p)id <> ''
-             AND typeof(\(p)byte_size) = 'integer' AND \(p)byte_size BETWEEN 1 AND \(maxByteSize)
+            (typeof(\(p)seq) = 'integer' AND \(c)seq BETWEEN \(seqRange.lowerBound) AND \(seqRange.upperBound)
+             AND typeof(\(p)id) = 'text' AND \(c)id <> ''
+             AND typeof(\(p)byte_size) = 'integer' AND \(c)byte_size BETWEEN 1 AND \(maxByteSize)
              AND typeof(\(p)content_type) = 'text'
              AND typeof(\(p)photographer_id) = 'integer'
-             AND \(p)photographer_id BETWEEN \(directoryIDRange.lowerBound) AND \(directoryIDRange.upperBound)
+             AND \(c)photographer_id BETWEEN \(directoryIDRange.lowerBound) AND \(directoryIDRange.upperBound)
              AND typeof(\(p)region_id) = 'integer'
-             AND \(p)region_id BETWEEN \(directoryIDRange.lowerBound) AND \(directoryIDRange.upperBound)
+             AND \(c)region_id BETWEEN \(directoryIDRange.lowerBound) AND \(directoryIDRange.upperBound)
              AND typeof(\(p)moment_at) = 'integer'
-             AND \(p)moment_at BETWEEN \(momentRange.lowerBound) AND \(momentRange.upperBound)
+             AND \(c)moment_at BETWEEN \(momentRange.lowerBound) AND \(momentRange.upperBound)
              AND typeof(\(p)moment_year) = 'integer'
-             AND \(p)moment_year = CAST(strftime('%Y', \(p)moment_at, 'unixepoch') AS INTEGER))
+             AND \(c)moment_year = CAST(strftime('%Y', \(p)moment_at, 'unixepoch') AS INTEGER))
             """
     }
 }
