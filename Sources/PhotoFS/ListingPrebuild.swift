@@ -11,6 +11,9 @@ final class ListingPrebuild: @unchecked Sendable {
     /// Monotonic: a clock step must not stretch a listing's wait for the build.
     private let condition = MonotonicCondition()
     private var running = false
+    /// Listings waiting in `wait`, and when a folder was last opened (monotonic nanoseconds): what `giveWay` goes by.
+    private var waiting = 0
+    private var lastListedAt: UInt64 = 0
 
     /// Marks the build as started; false if one already runs.
     func begin() -> Bool {
@@ -41,8 +44,36 @@ final class ListingPrebuild: @unchecked Sendable {
     func wait(timeout: TimeInterval, until isReady: () -> Bool) {
         let deadline = DispatchTime.now() + timeout
         condition.lock()
+        waiting += 1
+        // A build giving way goes on now: someone waits for it.
+        condition.broadcast()
         while running && !isReady() && condition.wait(until: deadline) {}
+        waiting -= 1
         condition.unlock()
+    }
+
+    /// A folder is being opened.
+    func listed() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        condition.lock()
+        lastListedAt = now
+        condition.unlock()
+    }
+
+    /// Called by the build before each folder nobody asked for yet: while folders are being opened (one in the
+    /// last `quiet` nanoseconds) and no listing waits for the build, waits for a pause in them, until
+    /// `deadline` at most. A first `ls -lR /events` right after mount otherwise shares the 2 cores, which `ls`
+    /// and the daemon's reader already use, with the year and photographer folders still being built: 1.16–1.34 s
+    /// against 1.20–1.45 s with them built beside it (five interleaved pairs, 100,000 photos).
+    func giveWay(quiet: UInt64 = 20_000_000, until deadline: DispatchTime) {
+        condition.lock()
+        defer { condition.unlock() }
+        while waiting == 0 {
+            let now = DispatchTime.now()
+            let since = now.uptimeNanoseconds &- lastListedAt
+            guard now < deadline, since < quiet else { return }
+            condition.wait(until: min(deadline, now + .nanoseconds(Int(quiet - since))))
+        }
     }
 }
 
@@ -120,7 +151,11 @@ extension PhotoFilesystem {
         if let rows, let snapshot {
             stored += storeAll(PhotoFilesystem.eventFolders(rows, events: snapshot), readAt: stamp)
         }
-        if let rows { stored += storeAll(PhotoFilesystem.photoFolders(rows), readAt: stamp) }
+        // The year and photographer folders give way to folders being listed meanwhile (an `ls -lR /events`),
+        // 10 s at most in all: a file manager open on a folder must not hold the build back for good.
+        if let rows {
+            stored += storeAll(PhotoFilesystem.photoFolders(rows), readAt: stamp, givingWayUntil: .now() + 10)
+        }
         // Info, once a mount: when a first `ls -lR` stops competing with the build (`make bench` waits for it
         // with the default log level, which is what it measures).
         let milliseconds = { (from: DispatchTime, to: DispatchTime) in
@@ -138,9 +173,11 @@ extension PhotoFilesystem {
     /// Builds and stores each listing not already cached, waking the listings that wait for it; stops at the
     /// first the cache refuses (the catalog changed since `stamp`: the rest would be stale too). Returns how
     /// many it stored.
-    private func storeAll(_ folders: [FolderBuild], readAt stamp: StampedCache<Node, DirectoryListing>.Stamp) -> Int {
+    private func storeAll(_ folders: [FolderBuild], readAt stamp: StampedCache<Node, DirectoryListing>.Stamp,
+                          givingWayUntil deadline: DispatchTime? = nil) -> Int {
         var stored = 0
         for (node, build) in folders where listings.value(for: node) == nil {
+            if let deadline { listingPrebuild.giveWay(until: deadline) }
             guard listings.store(build(self), for: node, readAt: stamp) else { break }
             listingPrebuild.stored()
             stored += 1

@@ -414,6 +414,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// `lister`: the process listing, when known; only file managers and thumbnailers (`ThumbnailListers`)
     /// get desktop thumbnails written for the listing.
     public func openDirectory(_ inode: UInt64, lister: OpenerIdentity? = nil) throws -> OpenDirectory {
+        listingPrebuild.listed()
         let listing = try listing(of: inode)
         if let lister, options.thumbnailListers.contains(lister) {
             writeDesktopThumbnails(for: listing)
