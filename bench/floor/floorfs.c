@@ -9,11 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
-#include <poll.h>
-#include <sched.h>
-#include <time.h>
-#include <unistd.h>
-#include <sys/uio.h>
+#include "polling.h"
 static const char *name = "photo.jpg";
 static void fill(fuse_ino_t ino, struct stat *st) {
     memset(st, 0, sizeof *st); st->st_ino = ino;
@@ -39,16 +35,6 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
     if (off >= 4096) { fuse_reply_buf(req, NULL, 0); return; }
     fuse_reply_buf(req, buf, size < (size_t)(4096 - off) ? size : (size_t)(4096 - off));
 }
-/* FLOOR_BUSY_POLL_US=N with -s: the one thread polls /dev/fuse for up to N us after each request before it
-   sleeps in read(2), as photofs's request reader does (Sources/CFuseSessionIO/request_readers.c). */
-static long busy_poll_ns;
-static long now_ns(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000000L + t.tv_nsec; }
-static ssize_t polling_read(int fd, void *buf, size_t len, void *userdata) {
-    (void)userdata; long deadline = now_ns() + busy_poll_ns; struct pollfd p = { .fd = fd, .events = POLLIN };
-    while (poll(&p, 1, 0) == 0 && now_ns() < deadline) sched_yield();
-    return read(fd, buf, len);
-}
-static ssize_t plain_writev(int fd, struct iovec *iov, int count, void *userdata) { (void)userdata; return writev(fd, iov, count); }
 static const struct fuse_lowlevel_ops ops = { .lookup = ll_lookup, .getattr = ll_getattr, .open = ll_open,
     .release = ll_release, .read = ll_read };
 int main(int argc, char *argv[]) {
@@ -57,9 +43,7 @@ int main(int argc, char *argv[]) {
     if (fuse_parse_cmdline(&args, &opts) != 0) return 1;
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, NULL);
     if (!se || fuse_session_mount(se, opts.mountpoint) != 0) return 1;
-    busy_poll_ns = getenv("FLOOR_BUSY_POLL_US") ? atol(getenv("FLOOR_BUSY_POLL_US")) * 1000 : 0;
-    static const struct fuse_custom_io io = { .read = polling_read, .writev = plain_writev };
-    if (busy_poll_ns > 0 && fuse_session_custom_io(se, &io, fuse_session_fd(se)) != 0) return 1;
+    if (use_polling_reader(se) != 0) return 1;
     struct fuse_loop_config *config = fuse_loop_cfg_create();
     int rc = opts.singlethread ? fuse_session_loop(se) : fuse_session_loop_mt(se, config);
     fuse_session_unmount(se); fuse_session_destroy(se); return rc;

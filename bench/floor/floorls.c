@@ -1,6 +1,8 @@
 /* The least a FUSE file system can do for `ls -lR`: 89 directories of 1,124 empty-named files each
- * (~100,000, photofs's bench tree's shape), answered from nothing (names and attributes computed),
- * with readdirplus and one-hour timeouts as photofs gives. Measures the kernel's own cost of a first walk. */
+ * (~100,000, photofs's bench tree's shape; -DDIRS=3192 -DFILES=31 makes /events' shape), answered from nothing
+ * (names and attributes computed), with readdirplus and one-hour timeouts as photofs gives. Measures the
+ * kernel's own cost of a first walk. FLOOR_CACHE_DIR=1 lets the kernel keep listings as photofs's opendir does
+ * (cache_readdir, keep_cache); FLOOR_BUSY_POLL_US with -s reads requests as photofs does (polling.h). */
 /* 3.12, as photofs: below it fuse_session_loop_mt reads fuse_loop_cfg_create's config as the old struct and
    runs with no idle thread (a thread started and ended per request); see floorfs.c. */
 #define FUSE_USE_VERSION 312
@@ -9,17 +11,24 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include "polling.h"
+#ifndef DIRS
 #define DIRS 89
+#endif
+#ifndef FILES
 #define FILES 1124
+#endif
+/* Above every directory's number. */
+#define FILE_BASE 1000000
 static void fill(fuse_ino_t ino, struct stat *st) {
     memset(st, 0, sizeof *st); st->st_ino = ino; st->st_mtime = 1700000000;
     if (ino == 1 || ino <= 1 + DIRS) { st->st_mode = S_IFDIR | 0755; st->st_nlink = 2; }
     else { st->st_mode = S_IFREG | 0444; st->st_nlink = 1; st->st_size = 100000 + ino; }
 }
-static fuse_ino_t file_ino(int dir, int file) { return 1000 + (fuse_ino_t)dir * FILES + file; }
+static fuse_ino_t file_ino(int dir, int file) { return FILE_BASE + (fuse_ino_t)dir * FILES + file; }
 static void name_of(fuse_ino_t ino, char *buf) {
     if (ino <= 1 + DIRS) sprintf(buf, "2019-%03lu folder", (unsigned long)ino - 2);
-    else sprintf(buf, "2019-01-01 10.%06lu Photo %lu.jpg", (unsigned long)(ino - 1000) % FILES, (unsigned long)ino % 5000);
+    else sprintf(buf, "2019-01-01 10.%06lu Photo %lu.jpg", (unsigned long)(ino - FILE_BASE) % FILES, (unsigned long)ino % 5000);
 }
 static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
     (void)fi; struct stat st; fill(ino, &st); fuse_reply_attr(req, &st, 3600);
@@ -45,7 +54,9 @@ static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
     }
     fuse_reply_buf(req, buf, used); free(buf);
 }
-static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { (void)ino; fuse_reply_open(req, fi); }
+static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+    (void)ino; if (getenv("FLOOR_CACHE_DIR")) { fi->cache_readdir = 1; fi->keep_cache = 1; } fuse_reply_open(req, fi);
+}
 static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { (void)ino; (void)fi; fuse_reply_err(req, 0); }
 static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *n, size_t s) { (void)ino; (void)n; (void)s; fuse_reply_err(req, EOPNOTSUPP); }
 static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t s) { (void)ino; (void)s; fuse_reply_err(req, EOPNOTSUPP); }
@@ -57,7 +68,8 @@ int main(int argc, char *argv[]) {
     if (fuse_parse_cmdline(&args, &opts) != 0) return 1;
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, NULL);
     if (!se || fuse_session_mount(se, opts.mountpoint) != 0) return 1;
+    if (use_polling_reader(se) != 0) return 1;
     struct fuse_loop_config *config = fuse_loop_cfg_create();
-    int rc = fuse_session_loop_mt(se, config);
+    int rc = opts.singlethread ? fuse_session_loop(se) : fuse_session_loop_mt(se, config);
     fuse_session_unmount(se); fuse_session_destroy(se); return rc;
 }
