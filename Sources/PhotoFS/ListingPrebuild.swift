@@ -13,7 +13,7 @@ final class ListingPrebuild: @unchecked Sendable {
     private var running = false
     /// Listings waiting in `wait`, and when a folder was last opened (monotonic nanoseconds): what `giveWay` goes by.
     private var waiting = 0
-    private var lastListedAt: UInt64 = 0
+    private var lastListedAt: UInt64?
 
     /// Marks the build as started; false if one already runs.
     func begin() -> Bool {
@@ -68,7 +68,7 @@ final class ListingPrebuild: @unchecked Sendable {
     func giveWay(quiet: UInt64 = 20_000_000, until deadline: DispatchTime) {
         condition.lock()
         defer { condition.unlock() }
-        while waiting == 0 {
+        while waiting == 0, let lastListedAt {
             let now = DispatchTime.now()
             let since = now.uptimeNanoseconds &- lastListedAt
             guard now < deadline, since < quiet else { return }
