@@ -20,7 +20,7 @@ ms() { echo "($2 - $1) * 1000" | bc -l | xargs printf '%.0f'; }
 mounted=""
 cleanup() {
   [ -n "$mounted" ] && { fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null || true; }
-  mountpoint -q "$WORK/floor" 2>/dev/null && fusermount3 -uz "$WORK/floor"
+  mountpoint -q "$WORK/floor" 2>/dev/null && { fusermount3 -uz "$WORK/floor" || true; }
   rm -rf "$TMPFS"
 }
 trap cleanup EXIT
@@ -44,7 +44,8 @@ LIB=$WORK/library.sqlite
 # wrote a line per folder opened, 3,192 in a first `ls -lR /events`); the thumbnail cache is the bench's own.
 mount_fresh() {
   rm -rf "$WORK/cache" "$WORK/xdg-cache"
-  XDG_CACHE_HOME="$WORK/xdg-cache" "$BIN" mount "$LIB" "$MNT" --cache-dir "$WORK/cache"
+  # --log-level info is the default; said here so a PHOTOFS_LOG in the environment cannot hide the line.
+  XDG_CACHE_HOME="$WORK/xdg-cache" "$BIN" mount "$LIB" "$MNT" --cache-dir "$WORK/cache" --log-level info
   mounted=1
 }
 wait_prebuilt() {
@@ -87,6 +88,7 @@ gcc -O2 -DDIRS=3192 -DFILES=31 -o "$WORK/floorls" bench/floor/floorls.c $(pkg-co
 mkdir -p "$WORK/floor"
 FLOOR_BUSY_POLL_US=200 FLOOR_CACHE_DIR=1 "$WORK/floorls" "$WORK/floor" -f -s & floor_pid=$!
 for _ in $(seq 100); do mountpoint -q "$WORK/floor" && break; sleep 0.05; done
+mountpoint -q "$WORK/floor" || { echo "the floor file system did not mount" >&2; exit 1; }
 t0=$(now); ls -lR "$WORK/floor" > /dev/null; t1=$(now)
 ls_floor=$(ms "$t0" "$t1")
 fusermount3 -u "$WORK/floor"; wait "$floor_pid" || true

@@ -470,8 +470,9 @@ public final class Catalog: @unchecked Sendable {
     /// index (`photo_by_moment`) backwards, stopping at the first usable photo: a usable photo's `moment_year`
     /// is its moment's year, so (year, moment) orders usable photos as their moments do. `max(moment_at)` read
     /// every row: 70–150 ms for 100,000 photos, and right after mount, beside the mount's scan, the root's first
-    /// `stat` waited 170–220 ms for it; now < 1 ms (hostile rows at the index's end are skipped one by one, and
-    /// a library without the index is read whole and sorted, as before).
+    /// `stat` waited 170–220 ms for it; now < 1 ms. Rows at the index's end that the rules leave out (photos
+    /// whose size is not measured yet, hostile rows) are skipped one by one; a library without the index is
+    /// read whole and sorted, as before.
     public func newestMomentAt() throws -> Int64 {
         try read { db in
             let value = try DatabaseValue.fetchOne(db, sql: Catalog.newestMomentSQL)

@@ -40,14 +40,24 @@ final class ListingPrebuildGiveWayTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(givingWay(quiet: 200_000_000, limit: 60), 200_000_000)
     }
 
-    /// A listing that needs a folder the build has not made yet must not wait behind the build's giving way.
+    /// A listing that needs a folder the build has not made yet must not wait behind the build's giving way;
+    /// and once one has waited, the rest of the build goes on without giving way (someone walks its folders).
     func testAListingWaitingForTheBuildEndsItsGivingWay() {
         let prebuild = ListingPrebuild()
         XCTAssertTrue(prebuild.begin())
+        prebuild.startGivingWay()
         prebuild.listed()
         let gaveWay = onThread { prebuild.giveWay(quiet: 60_000_000_000, until: .now() + 60) }
+        // The build asleep in its giving way first, so the listing's wait is what must wake it.
+        let asleep = DispatchTime.now() + 30
+        while !prebuild.isGivingWay {
+            guard DispatchTime.now() < asleep else { return XCTFail("the build never gave way") }
+            usleep(1000)
+        }
         let waited = onThread { prebuild.wait(timeout: 60) { false } }
         wait(for: [gaveWay], timeout: 30)
+        prebuild.listed()
+        wait(for: [onThread { prebuild.giveWay(quiet: 60_000_000_000, until: .now() + 60) }], timeout: 30)
         prebuild.end()
         wait(for: [waited], timeout: 30)
     }
