@@ -190,11 +190,13 @@ final class ListingStore: @unchecked Sendable {
     /// An entry's attributes as of now: a photo's link count includes its name in /recent, and the top
     /// directories are described by their own listings (the root's entries would otherwise show /regions
     /// with 2 links and /recent with the newest photo of all, where `stat` says otherwise).
-    func current(_ attributes: NodeAttributes) throws -> NodeAttributes {
+    /// `recentSeqs`: /recent's photos when the caller read them already (a readdirplus reads them once for
+    /// all its entries); nil reads them here.
+    func current(_ attributes: NodeAttributes, recentSeqs: Set<Int64>? = nil) throws -> NodeAttributes {
         switch attributes.node {
         case .photo(let seq):
             var updated = attributes
-            let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(seq)
+            let inRecent = try (recentSeqs ?? self.recentSeqs()).contains(seq)
             updated.linkCount = TreeBuilder.linkCount(albumLinks: attributes.albumLinks, inRecent: inRecent)
             return updated
         case .regions, .moments, .recent, .albums, .events, .search, .people, .favorites:
@@ -206,6 +208,11 @@ final class ListingStore: @unchecked Sendable {
         default:
             return attributes
         }
+    }
+
+    /// The photos in /recent now (cached until it changes).
+    func recentSeqs() throws -> Set<Int64> {
+        try catalogRead(logging: logger) { try recent.seqs() }
     }
 
     func photoRow(_ seq: Int64) throws -> PhotoRecord? {

@@ -25,6 +25,30 @@ final class DirectoryReplyTests: XCTestCase {
         XCTAssertEqual(dotdot.attributes.node, .moments)
     }
 
+    /// One reply's entries (the listing and /recent read once) are the entries asked for one at a time: the
+    /// photo opened since (in /recent: a fourth name) with its link count, the others with theirs.
+    func testAReplysEntriesAreTheEntriesAskedOneByOne() throws {
+        let fixture = try FilesystemFixture(photos: 5)
+        let entries = try fixture.yearEntries()
+        let opened = try fixture.filesystem.open(inode: entries[1].attributes.inode, opener: OpenerIdentity(names: ["eog"]))
+        fixture.filesystem.opened(opened.handle)
+        fixture.filesystem.release(opened.handle)
+        fixture.filesystem.flushRecentOpens()
+        let directory = try fixture.filesystem.openDirectory(fixture.yearInode)
+        for plus in [false, true] {
+            var batch: [DirectoryReplyEntry] = []
+            fixture.filesystem.directoryEntries(directory, from: 1, plus: plus) { batch.append($0); return true }
+            let single = (1...6).compactMap { fixture.filesystem.directoryEntry(directory, at: Int64($0), plus: plus) }
+            XCTAssertEqual(batch, single)
+            XCTAssertEqual(batch.map(\.name), [".."] + entries.map(\.name))
+            XCTAssertEqual(batch.dropFirst().map(\.attributes.linkCount), [3, 4, 3, 3, 3])
+        }
+        // A full reply stops the entries: none is handed out after `add` says no.
+        var handed = 0
+        fixture.filesystem.directoryEntries(directory, from: 0, plus: true) { _ in handed += 1; return handed < 3 }
+        XCTAssertEqual(handed, 3)
+    }
+
     func testAListingKeepsItsEntriesWhileTheCatalogChanges() throws {
         let fixture = try FilesystemFixture(photos: 4)
         let directory = try fixture.filesystem.openDirectory(fixture.yearInode)
