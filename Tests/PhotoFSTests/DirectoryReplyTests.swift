@@ -1,4 +1,5 @@
 // readdir(plus) replies: offsets, "." and "..", and the "size unknown" rule of sized mounts.
+import GRDB
 import PhotoCatalog
 import PhotoContent
 import PhotoFS
@@ -82,5 +83,28 @@ final class DirectoryReplyTests: XCTestCase {
         XCTAssertEqual(Int64(try fixture.readAll(opened.handle).count), looked.size)
         // Plain readdir never withholds attributes.
         XCTAssertTrue(try XCTUnwrap(fixture.filesystem.directoryEntry(directory, at: 3, plus: false)).attributesKnown)
+        // One reply: the rendered photo with its size, the others still without attributes.
+        var reply: [DirectoryReplyEntry] = []
+        fixture.filesystem.directoryEntries(directory, from: 2, plus: true) { reply.append($0); return true }
+        XCTAssertEqual(reply.map(\.attributesKnown), [true, false, false])
+        XCTAssertEqual(reply.first?.attributes.size, looked.size)
+    }
+
+    /// /recent unreadable (its table gone): a reply's photos go without attributes (the kernel looks each up)
+    /// and plain readdir gives the listing's own; nothing else of the reply changes.
+    func testARecentListThatCannotBeReadLeavesThePhotosWithoutAttributes() throws {
+        let fixture = try FilesystemFixture(photos: 3)
+        let directory = try fixture.filesystem.openDirectory(fixture.yearInode)
+        let other = try DatabaseQueue(path: fixture.catalog.path)
+        try other.write { db in try db.execute(sql: "DROP TABLE recent") }
+        try other.close()
+        var plus: [DirectoryReplyEntry] = []
+        fixture.filesystem.directoryEntries(directory, from: 0, plus: true) { plus.append($0); return true }
+        XCTAssertEqual(plus.map(\.name), [".", ".."] + directory.listing.entries.map(\.name))
+        XCTAssertEqual(plus.map(\.attributesKnown), [true, true, false, false, false])
+        var plain: [DirectoryReplyEntry] = []
+        fixture.filesystem.directoryEntries(directory, from: 2, plus: false) { plain.append($0); return true }
+        XCTAssertEqual(plain.map(\.attributes), directory.listing.entries.map(\.attributes))
+        XCTAssertEqual(plain.map(\.nextOffset), [3, 4, 5])
     }
 }
