@@ -83,11 +83,17 @@ final class DirectoryReplyTests: XCTestCase {
         XCTAssertEqual(Int64(try fixture.readAll(opened.handle).count), looked.size)
         // Plain readdir never withholds attributes.
         XCTAssertTrue(try XCTUnwrap(fixture.filesystem.directoryEntry(directory, at: 3, plus: false)).attributesKnown)
-        // One reply: the rendered photo with its size, the others still without attributes.
+        // One reply: the rendered photo with its size; the others (queued for rendering by that lookup, so
+        // done or not by now) each with attributes and timeouts, or with neither.
         var reply: [DirectoryReplyEntry] = []
         fixture.filesystem.directoryEntries(directory, from: 2, plus: true) { reply.append($0); return true }
-        XCTAssertEqual(reply.map(\.attributesKnown), [true, false, false])
+        XCTAssertEqual(reply.count, 3)
+        XCTAssertEqual(reply.first?.attributesKnown, true)
         XCTAssertEqual(reply.first?.attributes.size, looked.size)
+        for entry in reply {
+            XCTAssertEqual(entry.entryTimeout > 0, entry.attributesKnown, entry.name)
+            XCTAssertEqual(entry.attributeTimeout > 0, entry.attributesKnown, entry.name)
+        }
     }
 
     /// /recent unreadable (its table gone): a reply's photos go without attributes (the kernel looks each up)
