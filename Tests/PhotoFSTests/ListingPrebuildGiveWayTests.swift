@@ -49,11 +49,7 @@ final class ListingPrebuildGiveWayTests: XCTestCase {
         prebuild.listed()
         let gaveWay = onThread { prebuild.giveWay(quiet: 60_000_000_000, until: .now() + 60) }
         // The build asleep in its giving way first, so the listing's wait is what must wake it.
-        let asleep = DispatchTime.now() + 30
-        while !prebuild.isGivingWay {
-            guard DispatchTime.now() < asleep else { return XCTFail("the build never gave way") }
-            usleep(1000)
-        }
+        guard eventually(within: 30, { prebuild.isGivingWay }) else { return XCTFail("the build never gave way") }
         let waited = onThread { prebuild.wait(timeout: 60) { false } }
         wait(for: [gaveWay], timeout: 30)
         prebuild.listed()
