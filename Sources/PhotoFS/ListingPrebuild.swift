@@ -11,9 +11,8 @@ final class ListingPrebuild: @unchecked Sendable {
     /// Monotonic: a clock step must not stretch a listing's wait for the build.
     private let condition = MonotonicCondition()
     private var running = false
-    /// Listings waiting in `wait`, whether one waited since `startGivingWay`, and when a folder was last opened
-    /// (monotonic nanoseconds): what `giveWay` goes by.
-    private var waiting = 0
+    /// Whether a listing waited since `startGivingWay`, and when a folder was last opened (monotonic
+    /// nanoseconds): what `giveWay` goes by.
     private var waitedSinceGivingWay = false
     private var lastListedAt: UInt64?
     private var givingWay = false
@@ -49,12 +48,10 @@ final class ListingPrebuild: @unchecked Sendable {
     func wait(timeout: TimeInterval, until isReady: () -> Bool) {
         let deadline = DispatchTime.now() + timeout
         condition.lock()
-        waiting += 1
         waitedSinceGivingWay = true
         // A build giving way goes on now: someone waits for it.
         condition.broadcast()
         while running && !isReady() && condition.wait(until: deadline) {}
-        waiting -= 1
         condition.unlock()
     }
 
