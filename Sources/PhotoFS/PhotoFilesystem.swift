@@ -550,7 +550,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// A photo's names: /regions, /moments, /events, each album, /favorites, each person, and /recent while it
     /// is there.
     private func linkCount(of photo: PhotoRecord) throws -> UInt32 {
-        let inRecent = try catalogRead(logging: logger) { try recent.seqs() }.contains(photo.seq)
+        let inRecent = try store.recentSeqs().contains(photo.seq)
         return TreeBuilder.linkCount(of: photo, inRecent: inRecent)
     }
 
