@@ -90,16 +90,42 @@ public final class FuseSession: @unchecked Sendable {
         filesystem.invalidate = { [weak self] invalidations in self?.notifyKernel(invalidations) }
     }
 
+    /// The file of `inode`'s registered backing, which an open may reuse if the photo's path still names it.
+    func reusableFile(inode: UInt64) -> PassThroughPolicy.File? {
+        passThroughLock.withLock { passThrough.reusableFile(inode: inode) }
+    }
+
     /// How the kernel reads a handle: from the photo's file itself (the backing to reply with), through the
-    /// daemon, or not at all (refused).
-    func passThroughDecision(_ handle: OpenPhoto, inode: UInt64) -> PassThroughPolicy.Decision {
+    /// daemon, or not at all (refused). Nil for a handle that opened nothing to reuse a backing that is gone now.
+    func passThroughDecision(_ handle: OpenPhoto, inode: UInt64) -> PassThroughPolicy.Decision? {
+        let now = DispatchTime.now().uptimeNanoseconds
         passThroughLock.lock()
-        defer { passThroughLock.unlock() }
-        guard let descriptor = handle.passThroughFile, let session else {
-            return passThrough.openingWithoutFile(inode: inode)
+        var decision: PassThroughPolicy.Decision?
+        if handle.passThroughFile == nil, let file = handle.localFile {
+            decision = passThrough.reusing(inode: inode, identity: handle.identity, file: file, now: now).map { .backing($0) }
+        } else if let descriptor = handle.passThroughFile, let session {
+            decision = register(descriptor, of: handle, inode: inode, session: session, now: now)
+        } else {
+            decision = passThrough.openingWithoutFile(inode: inode, now: now)
         }
-        let decision = passThrough.opening(inode: inode, identity: handle.identity,
-                                           bypassingPageCache: handle.pageCache.directIO)
+        let stale = passThrough.takeBackingsToClose()
+        passThroughLock.unlock()
+        closeBackings(stale)
+        logger.trace("passthrough", metadata: [
+            "inode": "\(inode)", "op": "open", "decision": "\(decision.map { "\($0)" } ?? "backing gone")",
+            "reused": "\(handle.passThroughFile == nil && handle.localFile != nil)", "closed": "\(stale.count)",
+        ])
+        return decision
+    }
+
+    /// The decision for a handle with a file the kernel could read, registering the file when the policy says
+    /// so. Under `passThroughLock`.
+    private func register(_ descriptor: Int32, of handle: OpenPhoto, inode: UInt64, session: OpaquePointer,
+                          now: UInt64) -> PassThroughPolicy.Decision {
+        // The file's identity lets a later open reuse its backing once idle.
+        let file = handle.localFile
+        let decision = passThrough.opening(inode: inode, identity: handle.identity, file: file,
+                                           bypassingPageCache: handle.pageCache.directIO, now: now)
         guard decision == .register else { return decision }
         let id = photofs_backing_open(session, descriptor)
         guard id > 0 else {
@@ -117,17 +143,24 @@ public final class FuseSession: @unchecked Sendable {
             }
             return .daemon
         }
-        passThrough.registered(inode: inode, identity: handle.identity, id: id)
+        passThrough.registered(inode: inode, identity: handle.identity, file: file, id: id)
         return .backing(id)
     }
 
     /// A handle of `inode` that could have been passed through is gone (released, or its open never reached
-    /// the kernel).
+    /// the kernel). Its backing stays registered, idle, for the next open (`PassThroughPolicy`).
     func passThroughClosed(_ handle: OpenPhoto, inode: UInt64) {
+        let now = DispatchTime.now().uptimeNanoseconds
         passThroughLock.lock()
-        let id = passThrough.closed(inode: inode, passedThrough: handle.isPassedThrough)
+        passThrough.closed(inode: inode, passedThrough: handle.isPassedThrough, now: now)
+        let stale = passThrough.takeBackingsToClose()
         passThroughLock.unlock()
-        if let id, let session { photofs_backing_close(session, id) }
+        closeBackings(stale)
+    }
+
+    private func closeBackings(_ ids: [Int32]) {
+        guard let session else { return }
+        for id in ids { photofs_backing_close(session, id) }
     }
 
     /// Serves requests until unmounted (`fusermount3 -u`) or SIGINT/SIGTERM/SIGHUP, then unmounts.
@@ -289,13 +322,23 @@ public final class FuseSession: @unchecked Sendable {
             let fs = FuseSession.instance(req)
             guard let fi else { fuse_reply_err(req, EINVAL); return }
             do {
-                let reply = try fs.filesystem.open(inode: ino, forWriting: fi.pointee.flags & O_ACCMODE != O_RDONLY,
-                                                   truncating: fi.pointee.flags & O_TRUNC != 0, opener: fs.opener(req))
+                let writing = fi.pointee.flags & O_ACCMODE != O_RDONLY, truncating = fi.pointee.flags & O_TRUNC != 0
+                let opener = fs.opener(req)
+                var reply = try fs.filesystem.open(inode: ino, forWriting: writing, truncating: truncating, opener: opener,
+                                                   reusing: fs.reusableFile(inode: ino))
+                var decision = fs.passThroughDecision(reply.handle, inode: ino)
+                if decision == nil {
+                    // The idle backing went between the check and now (another thread's open of a new version,
+                    // or its age): opened as usual.
+                    fs.filesystem.release(reply.handle)
+                    reply = try fs.filesystem.open(inode: ino, forWriting: writing, truncating: truncating, opener: opener)
+                    decision = fs.passThroughDecision(reply.handle, inode: ino)
+                }
                 let handle = reply.handle
                 let flags = reply.flags
                 photofs_fi_set_open_flags(fi, flags.keepCache ? 1 : 0, flags.directIO ? 1 : 0, flags.noFlush ? 1 : 0)
                 let sent: Int32
-                switch fs.passThroughDecision(handle, inode: ino) {
+                switch decision ?? .daemon {
                 case .backing(let id):
                     handle.isPassedThrough = true
                     fi.pointee.fh = UInt64(UInt(bitPattern: Unmanaged.passRetained(handle).toOpaque()))

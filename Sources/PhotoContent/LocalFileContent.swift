@@ -95,6 +95,24 @@ public enum LocalFileContent {
         return file
     }
 
+    /// The file an open descriptor reads, as `fstat` sees it; nil when it cannot say.
+    public static func identity(ofDescriptor fd: Int32) -> LocalFileIdentity? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return LocalFileIdentity(info)
+    }
+
+    /// Whether a local photo's path still names `file` and that file is still the imported version: one `stat`,
+    /// nothing opened (an idle passed-through backing of `file` is then reused, `PassThroughPolicy`). False for
+    /// anything else, including a path that is not a local file URI's.
+    public static func stillNames(_ file: LocalFileIdentity, _ source: ContentSource) -> Bool {
+        guard let path = path(fromFileURI: source.url) else { return false }
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, LocalFileIdentity(info) == file else { return false }
+        let imported = modifiedNanos(fromETag: source.etag, size: source.expectedSize)
+        return file.size == source.expectedSize && imported.map { $0 == file.modifiedNanos } ?? true
+    }
+
     /// Whether the open file is still the imported version (size and mtime).
     static func check(_ file: OpenFile, _ source: ContentSource, path: String) throws {
         var info = stat()
@@ -107,6 +125,24 @@ public enum LocalFileContent {
             throw ContentError(kind: .localIO("\(path) changed since import: run photofs import folder again"),
                                photoID: source.photoID, url: source.url)
         }
+    }
+}
+
+/// A file as `stat` sees it: which file (device and inode) and which version (size and mtime). Two paths, or
+/// one path at two times, name the same unchanged file when these are equal.
+public struct LocalFileIdentity: Equatable, Sendable {
+    public let device: UInt64
+    public let inode: UInt64
+    public let size: Int64
+    public let modifiedNanos: Int64
+
+    public init(device: UInt64, inode: UInt64, size: Int64, modifiedNanos: Int64) {
+        self.device = device; self.inode = inode; self.size = size; self.modifiedNanos = modifiedNanos
+    }
+
+    init(_ info: stat) {
+        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                  modifiedNanos: Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec))
     }
 }
 

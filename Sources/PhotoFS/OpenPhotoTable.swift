@@ -19,6 +19,10 @@ public final class OpenPhoto: @unchecked Sendable {
     /// A local photo's open file, which the kernel may read itself (FUSE passthrough, `PassThroughPolicy`);
     /// nil for anything else (a cached download, a variant): those reads come to the daemon.
     public let passThroughFile: Int32?
+    /// A local photo's file as checked at open (device, inode, size, mtime): with `passThroughFile` the file
+    /// just opened; without, the file an idle backing reads, which the photo's path still named, so nothing
+    /// was opened (`PassThroughPolicy.reusing`). Nil for every other handle.
+    public let localFile: LocalFileIdentity?
     public let pageCache: PageCacheMode
     /// The folder (listing) this handle was opened from, when prefetch looks at it.
     let folder: Node?
@@ -32,10 +36,11 @@ public final class OpenPhoto: @unchecked Sendable {
     private var kernelReads = false
     init(content: ContentHandle?, variantBytes: Data?, photoID: String, attributes: NodeAttributes,
          identity: String, pageCache: PageCacheMode, folder: Node? = nil, neighbours: [Int64] = [],
-         passThroughFile: Int32? = nil, countsAsRecent: Bool = false) {
+         passThroughFile: Int32? = nil, localFile: LocalFileIdentity? = nil, countsAsRecent: Bool = false) {
         self.content = content; self.variantBytes = variantBytes; self.photoID = photoID
         self.attributes = attributes; self.identity = identity; self.pageCache = pageCache
         self.passThroughFile = passThroughFile
+        self.localFile = localFile
         self.folder = folder
         self.neighbours = neighbours
         self.countsAsRecent = countsAsRecent

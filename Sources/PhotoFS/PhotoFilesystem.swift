@@ -560,8 +560,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// answer is verified, so reads can stream while the rest arrives. Opening for writing (or truncating)
     /// fails with EROFS. `opener` (the process that opened, when known) decides whether the open counts as
     /// recent (once `opened` says its reply was sent) and warms the next photos.
+    /// `reusing`: the file of the photo's idle passed-through backing (`PassThroughPolicy.reusableFile`). When
+    /// the photo's path still names it, the handle opens nothing (its `localFile` is that file, and the adapter
+    /// answers with that backing); otherwise the photo is opened as usual.
     public func open(inode: UInt64, forWriting: Bool = false, truncating: Bool = false,
-                     opener: OpenerIdentity? = nil) throws -> OpenReply {
+                     opener: OpenerIdentity? = nil, reusing file: LocalFileIdentity? = nil) throws -> OpenReply {
         guard !forWriting && !truncating else { throw FilesystemError(.readOnly, "the photo file system is read-only") }
         guard case .photo(let seq) = Node(inode: inode) else {
             throw FilesystemError(.isADirectory, "inode \(inode) is a directory")
@@ -589,7 +592,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
                 || (UncountedOpeners.isFileManager(opener) && desktopThumbnails?.hasWritten(seq) != true)
             return drawing ? "process \(opener.processID)" : nil
         }
-        let content = variantBytes == nil
+        // A sized mount's handles read variants: never a backing of the original.
+        let reused = variants == nil ? file.flatMap { LocalFileContent.stillNames($0, source) ? $0 : nil } : nil
+        let content = variantBytes == nil && reused == nil
             ? try openOriginal(source, photo: photo, inode: inode, thumbnailer: thumbnailer) : nil
         // Which bytes this handle reads: the original's cache key (the handle has it), plus the variant's.
         let identity = (content?.key ?? OriginalCache.key(for: source)) + variantIdentity
@@ -617,9 +622,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
         }
         // A local photo shown as it is: the kernel may read its file itself (the adapter decides, PassThroughPolicy).
         let local = source.url.hasPrefix("file:")
+        let passThroughFile = local ? content?.wholeFileDescriptor : nil
         let handle = OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes,
                                identity: identity, pageCache: mode, folder: variants == nil ? neighbours.folder : nil,
-                               neighbours: neighbours.seqs, passThroughFile: local ? content?.wholeFileDescriptor : nil,
+                               neighbours: neighbours.seqs, passThroughFile: passThroughFile,
+                               localFile: reused ?? passThroughFile.flatMap(LocalFileContent.identity(ofDescriptor:)),
                                countsAsRecent: countsAsRecent)
         return OpenReply(handle: handle, pageCache: mode)
     }

@@ -157,6 +157,36 @@ final class FolderMountTests: MountedTestCase {
         })
     }
 
+    func testAPhotoReadAndClosedIsNeverServedFromItsOldFileOnceReplacedOrEdited() throws {
+        try require("exiftool", package: "libimage-exiftool-perl")
+        let path = try photo("kept.jpg", seed: 6, tags: ["-DateTimeOriginal=2021:05:06 07:08:09"])
+        XCTAssertTrue(importFolder().text.contains("1 new"))
+        try harness.mount()
+        let mounted = try XCTUnwrap(harness.files(under: "moments").first { $0.hasSuffix(" kept.jpg") })
+        let original = try XCTUnwrap(FileManager.default.contents(atPath: path))
+        for _ in 0..<2 { XCTAssertEqual(FileManager.default.contents(atPath: mounted), original) }
+
+        // Replaced by a file of the same size and mtime (what the import's check sees): the bytes served are the
+        // file the path names now, not those of the file the mount read before (its backing kept idle).
+        var replacement = original
+        replacement[replacement.count - 3] ^= 0xFF // inside the image data: same size, other bytes
+        let staging = photos + "/staging.tmp"
+        try replacement.write(to: URL(fileURLWithPath: staging))
+        var info = stat()
+        XCTAssertEqual(stat(path, &info), 0)
+        let times = [info.st_atim, info.st_mtim]
+        XCTAssertEqual(utimensat(AT_FDCWD, staging, times, 0), 0)
+        XCTAssertEqual(rename(staging, path), 0)
+        XCTAssertEqual(FileManager.default.contents(atPath: mounted), replacement)
+
+        // Edited in place (same inode, a new mtime): refused, never the bytes of before.
+        try original.write(to: URL(fileURLWithPath: path), options: [])
+        var later = times
+        later[1].tv_sec += 1
+        XCTAssertEqual(utimensat(AT_FDCWD, path, later, 0), 0)
+        XCTAssertNil(FileManager.default.contents(atPath: mounted), "changed since import")
+    }
+
     /// The bytes of an open descriptor from its start.
     func readAll(_ fd: Int32) -> Data {
         var data = Data()

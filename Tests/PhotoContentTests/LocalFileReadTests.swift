@@ -54,6 +54,42 @@ final class LocalFileReadTests: XCTestCase {
         XCTAssertThrowsError(try LocalFileOriginals().open(source, thumbnailer: nil))
     }
 
+    func testAnOpenFilesIdentityIsTheOneItsPathNamesUntilTheFileIsEditedOrReplaced() throws {
+        let (path, source) = try localPhoto(size: 1000)
+        let handle = try LocalFileOriginals().open(source, thumbnailer: nil)
+        let file = try XCTUnwrap(LocalFileContent.identity(ofDescriptor: try XCTUnwrap(handle.wholeFileDescriptor)))
+        XCTAssertEqual(file.size, 1000)
+        XCTAssertTrue(LocalFileContent.stillNames(file, source))
+        // Replaced by another file of the same size and mtime (a copy with `cp -p`, a sync tool's rename).
+        let other = directory.appendingPathComponent("other.jpg").path
+        try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: other))
+        var times = [timespec](repeating: timespec(), count: 2)
+        var info = stat()
+        XCTAssertEqual(stat(path, &info), 0)
+        times[0] = info.st_atim
+        times[1] = info.st_mtim
+        XCTAssertEqual(utimensat(AT_FDCWD, other, times, 0), 0)
+        XCTAssertEqual(rename(other, path), 0)
+        XCTAssertFalse(LocalFileContent.stillNames(file, source), "another inode at the path")
+        let reopened = try LocalFileOriginals().open(source, thumbnailer: nil)
+        let replaced = try XCTUnwrap(LocalFileContent.identity(ofDescriptor: try XCTUnwrap(reopened.wholeFileDescriptor)))
+        XCTAssertTrue(LocalFileContent.stillNames(replaced, source), "the new file passes the import's size and mtime")
+        // Edited in place: the same inode with a new mtime (set a second on, as file timestamps are coarse).
+        try Data(repeating: 8, count: 1000).write(to: URL(fileURLWithPath: path), options: [])
+        times[1].tv_sec += 1
+        XCTAssertEqual(utimensat(AT_FDCWD, path, times, 0), 0)
+        var edited = stat()
+        XCTAssertEqual(stat(path, &edited), 0)
+        XCTAssertEqual(UInt64(edited.st_ino), replaced.inode)
+        XCTAssertFalse(LocalFileContent.stillNames(replaced, source))
+        try FileManager.default.removeItem(atPath: path)
+        XCTAssertFalse(LocalFileContent.stillNames(replaced, source), "gone")
+        withExtendedLifetime(handle) {}
+        withExtendedLifetime(reopened) {}
+        XCTAssertFalse(LocalFileContent.stillNames(file, ContentSource(photoID: "x", url: "https://example.com/a.jpg",
+                                                                       expectedSize: 1000, contentType: "image/jpeg", etag: nil)))
+    }
+
     func testAFileURIsPathWithAndWithoutEscapes() {
         XCTAssertEqual(LocalFileContent.path(fromFileURI: "file:///home/ada/IMG_1.jpg"), "/home/ada/IMG_1.jpg")
         XCTAssertEqual(LocalFileContent.path(fromFileURI: "file:///home/ada/%C3%89t%C3%A9%202024/a%23b.jpg"), "/home/ada/Été 2024/a#b.jpg")
