@@ -86,6 +86,7 @@ let package = Package(
         .testTarget(name: "ImmichImportTests", dependencies: ["ImmichImport", "ImmichOrigin", "WebPImage", "PhotoSources", "PhotoCatalog",
                                                           "PhotoContent", .product(name: "Logging", package: "swift-log")],
                     swiftSettings: testSettings),
+        .testTarget(name: "FuseSessionIOTests", dependencies: ["CFuseSessionIO"], swiftSettings: testSettings),
         .testTarget(name: "IntegrationTests", dependencies: ["FlickrOrigin", "ImmichOrigin", "PhotoCatalog", "PhotoContent", "TestRequirements",
                                                         .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: testSettings),
     ],

@@ -106,7 +106,7 @@ struct MountCommand: ParsableCommand {
                                valueName: "names"))
     var thumbnailListers: String?
 
-    @Option(help: ArgumentHelp("Microseconds the thread that answered a request keeps looking for the next before it sleeps, 0 to 10000; 0 turns it off (default: 200). A program reading a folder sends one request after another: on a virtual machine, waking a sleeping thread for each costs more than the answer. Costs up to that much CPU after each burst of requests, none on an idle mount. -o busy_poll=N.",
+    @Option(help: ArgumentHelp("Microseconds the thread that answered a request keeps looking for the next before it sleeps, 0 to 10000; 0 turns it off (default: 200). A program reading a folder sends one request after another: on a virtual machine, waking a sleeping thread for each costs more than the answer. Costs up to that much CPU after each burst of requests (up to five times that while requests keep coming just after it), none on an idle mount. -o busy_poll=N.",
                                valueName: "microseconds"))
     var busyPoll: String?
 

@@ -7,7 +7,8 @@
 
 struct photofs_request_readers;
 
-/* Readers that poll /dev/fuse for up to `busy_poll_nanoseconds` (> 0) after each request before they sleep,
+/* Readers that poll /dev/fuse for up to `busy_poll_nanoseconds` (> 0; up to five times that while requests come
+   just after it, photofs_next_poll_window) after each request before they sleep,
    and let a second thread read once a request has been handled for `promote_after_nanoseconds` (looked at
    every 2 ms: a held handler holds the others up to that much longer). Starts the
    watchdog thread. NULL when out of memory or threads. */
@@ -15,6 +16,10 @@ struct photofs_request_readers *photofs_request_readers_create(int64_t busy_poll
                                                                int64_t promote_after_nanoseconds);
 /* Stops the watchdog and frees; after the session's loop has ended (no thread reads any more). */
 void photofs_request_readers_destroy(struct photofs_request_readers *readers);
+/* The poll window after a request came `waited` ns after the reader began polling with `window`, as KVM's
+   halt polling adapts: unchanged when it came within the window; doubled (at most `ceiling`) when it came
+   after the window but within `ceiling`; halved (at least `asked`) when it came later still. */
+int64_t photofs_next_poll_window(int64_t window, int64_t asked, int64_t ceiling, int64_t waited);
 /* read(2) of the next request from `fd` by the session's one reader (waits for its turn). */
 ssize_t photofs_request_readers_read(struct photofs_request_readers *readers, int fd, void *buf, size_t len);
 
