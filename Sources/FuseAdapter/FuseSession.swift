@@ -27,6 +27,8 @@ public final class FuseSession: @unchecked Sendable {
     /// registration (an ioctl) is made under it too, so two opens of one inode cannot register two backings.
     private let passThroughLock = NSLock()
     private var passThrough = PassThroughPolicy()
+    /// Whether a timer is armed for the oldest idle backing's expiry (under `passThroughLock`).
+    private var idleExpiryArmed = false
     /// The session's userdata: this session (what each request's handler finds it by) and what its I/O learns
     /// at init (passthrough_io.c), and who reads its requests (request_readers.c). Allocated here, freed after the
     /// session.
@@ -154,8 +156,31 @@ public final class FuseSession: @unchecked Sendable {
         passThroughLock.lock()
         passThrough.closed(inode: inode, passedThrough: handle.isPassedThrough, now: now)
         let stale = passThrough.takeBackingsToClose()
+        armIdleExpiry()
         passThroughLock.unlock()
         closeBackings(stale)
+    }
+
+    /// Arms a one-shot timer for the oldest idle backing's expiry, if none is armed: a mount left alone lets go
+    /// of its files 30 s after their last release, and one with nothing idle has no timer. Under `passThroughLock`.
+    private func armIdleExpiry() {
+        guard !idleExpiryArmed, let due = passThrough.idleExpiry else { return }
+        idleExpiryArmed = true
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due &+ 1_000_000)) {
+            [weak self] in self?.closeExpiredBackings()
+        }
+    }
+
+    private func closeExpiredBackings() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        passThroughLock.lock()
+        idleExpiryArmed = false
+        passThrough.closeExpired(now: now)
+        let stale = passThrough.takeBackingsToClose()
+        armIdleExpiry()
+        passThroughLock.unlock()
+        closeBackings(stale)
+        if !stale.isEmpty { logger.debug("idle passthrough backings closed", metadata: ["count": "\(stale.count)"]) }
     }
 
     private func closeBackings(_ ids: [Int32]) {

@@ -21,7 +21,7 @@ import PhotoContent
 /// 18 µs longer); the warm read of 400 local photos through the mount went from 1.27–1.28× the direct reads to
 /// 1.21–1.24× with a first version of this (docs/benchmarks-folders.md). An idle backing holds its file open in
 /// the kernel: a photo deleted meanwhile keeps its disk space until the backing is closed, `idleSeconds` after
-/// its last release at most, checked at each open and release. An inode opened while its backing reads another version of its bytes (the photo was
+/// its last release (checked at each open and release, and by a timer the adapter arms for `idleExpiry`). An inode opened while its backing reads another version of its bytes (the photo was
 /// re-imported while an old reader kept it open) is refused: its new bytes cannot be served next to the old
 /// ones, and the old ones are not what `stat` now says. An inode with handles read through the daemon (its
 /// registration failed, or another version was open) is not registered until they are closed. A refusal that
@@ -195,6 +195,15 @@ public struct PassThroughPolicy: Sendable {
         if let position = idleOrder.firstIndex(of: inode) { idleOrder.remove(at: position) }
         toClose.append(backing.id)
     }
+
+    /// When (monotonic nanoseconds) the oldest idle backing is due to close; nil with none idle. The caller
+    /// arms a timer for it, so a mount left alone still lets go of its files (`closeExpired`).
+    public var idleExpiry: UInt64? {
+        idleOrder.first.flatMap { backings[$0] }.map { $0.idleSince &+ idleNanoseconds }
+    }
+
+    /// Closes the idle backings past their age (`takeBackingsToClose` has their ids).
+    public mutating func closeExpired(now: UInt64) { expireIdle(now: now) }
 
     /// Closes the idle backings released more than `idleSeconds` before `now` (oldest first, so this stops at
     /// the first younger one).

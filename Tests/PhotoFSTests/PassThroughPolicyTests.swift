@@ -92,13 +92,22 @@ final class PassThroughPolicyTests: XCTestCase {
             _ = policy.opening(inode: inode, identity: "v", file: file(inode), now: 0)
             policy.registered(inode: inode, identity: "v", file: file(inode), id: Int32(inode))
         }
+        XCTAssertNil(policy.idleExpiry)
         XCTAssertNil(closing(&policy, 1, now: 10 * second))
         XCTAssertNil(closing(&policy, 2, now: 20 * second))
+        XCTAssertEqual(policy.idleExpiry, 40 * second, "the oldest idle one's")
+        policy.closeExpired(now: 40 * second)
+        XCTAssertEqual(policy.takeBackingsToClose(), [], "30 s to the nanosecond is not past its age")
         XCTAssertEqual(policy.opening(inode: 9, identity: "w", file: file(9), now: 40 * second), .register)
         XCTAssertEqual(policy.takeBackingsToClose(), [], "both idle for 30 s or less")
         XCTAssertNil(policy.reusing(inode: 1, identity: "v", file: file(1), now: 41 * second), "idle 31 s")
         XCTAssertEqual(policy.takeBackingsToClose(), [1])
         XCTAssertEqual(policy.reusing(inode: 2, identity: "v", file: file(2), now: 41 * second), 2)
+        XCTAssertNil(policy.idleExpiry, "none idle")
+        XCTAssertNil(closing(&policy, 2, now: 45 * second))
+        policy.closeExpired(now: 75 * second + 1)
+        XCTAssertEqual(policy.takeBackingsToClose(), [2], "a timer at its expiry closes it with no open or release")
+        XCTAssertEqual(policy.registeredCount, 0)
     }
 
     func testABackingOfAnUnknownFileOrWithoutIdleRoomIsClosedWithItsLastRelease() {
