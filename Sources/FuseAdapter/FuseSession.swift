@@ -84,6 +84,8 @@ public final class FuseSession: @unchecked Sendable {
         if io != 0 {
             passThrough = PassThroughPolicy(isOn: false)
             logger.warning("local photos are read through the daemon (no passthrough I/O)", metadata: ["error": "\(io)"])
+        } else if filesystem.options.busyPollMicroseconds > 0 && photofs_usable_cpus() == 1 {
+            logger.info("requests are read by libfuse's loop, without busy-polling: this process may use one CPU, which polling would take from the programs waiting for answers")
         } else if filesystem.options.busyPollMicroseconds > 0 {
             // 250 µs before a second thread reads while the first handles a request: request_readers.c says why.
             userdata.pointee.readers = photofs_request_readers_create(Int64(filesystem.options.busyPollMicroseconds) * 1000, 250_000)

@@ -100,11 +100,13 @@ final class MountHarness {
 
     /// Mounts in the foreground as a child process (so the test knows its pid and exit status) and waits
     /// until the kernel shows the mount.
-    func mount(extra: [String] = [], environment: [String: String] = [:]) throws {
+    /// `launcher`: a program and its arguments that run photofs (`taskset -c 0`).
+    func mount(extra: [String] = [], environment: [String: String] = [:], launcher: [String] = []) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: MountHarness.binary)
-        process.arguments = ["mount", library, mountpoint, "--cache-dir", cacheDirectory, "--foreground",
-                             "--log-level", "debug"] + (desktopThumbnails ? [] : ["--desktop-thumbnails", "off"]) + extra
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? MountHarness.binary)
+        process.arguments = Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [MountHarness.binary])
+            + ["mount", library, mountpoint, "--cache-dir", cacheDirectory, "--foreground",
+               "--log-level", "debug"] + (desktopThumbnails ? [] : ["--desktop-thumbnails", "off"]) + extra
         process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": xdgCacheHome]) { $1 }
             .merging(environment) { $1 }
         FileManager.default.createFile(atPath: logPath, contents: nil)

@@ -9,9 +9,32 @@ final class RequestReadersTests: MountedTestCase {
     override class var originLibrary: OriginLibrary { RequestReadersTests.library }
     override class var mountsInSetUp: Bool { false }
 
+    static let oneCPUNotice = "without busy-polling: this process may use one CPU"
+
     func testOpensWaitingOnTheOriginHoldNoOtherRequest() throws {
         try harness.mount(extra: ["--prefetch", "0"])
         try checkOthersAreServedWhileOpensWait()
+        XCTAssertFalse(harness.daemonLog.contains(RequestReadersTests.oneCPUNotice) && allowedCPUs().count > 1)
+    }
+
+    /// On one CPU a polling reader would keep the waiting program from running: the mount reads with libfuse's
+    /// loop, says so, and still serves everyone while opens wait.
+    func testAMountOnOneCPUDoesNotPoll() throws {
+        let cpu = try XCTUnwrap(allowedCPUs().first)
+        try harness.mount(extra: ["--prefetch", "0"], launcher: ["/usr/bin/taskset", "-c", "\(cpu)"])
+        XCTAssertTrue(eventually(within: 5) { harness.daemonLog.contains(RequestReadersTests.oneCPUNotice) }, harness.daemonLog)
+        try checkOthersAreServedWhileOpensWait()
+    }
+
+    /// The CPUs this process may run on (`Cpus_allowed_list` in /proc/self/status: "0-3,8").
+    private func allowedCPUs() -> [Int] {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }) else { return [] }
+        return line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces).split(separator: ",").flatMap { range -> [Int] in
+            let ends = range.split(separator: "-").compactMap { Int($0) }
+            guard let low = ends.first else { return [] }
+            return Array(low...(ends.last ?? low))
+        }
     }
 
     func testTheSameWithLibfusesOwnLoop() throws {
