@@ -47,6 +47,8 @@ final class EventTree: @unchecked Sendable {
     struct ScannedPhotos {
         let photos: [EventPhoto]
         let publicSeqs: Set<Int64>
+        /// The settled events, when the caller read them beside its scan (nil: read them now).
+        var stored: [StoredEvent]? = nil
     }
 
     /// Clusters the library's photos now (storing what settled when the library can be written). `scan` runs
@@ -61,7 +63,8 @@ final class EventTree: @unchecked Sendable {
         let started = DispatchTime.now()
         let now = clock()
         let settled = try catalogRead(logging: logger) { () -> Snapshot in
-            if let scanned, let events = try LibraryEvents.withoutSettling(catalog, photos: scanned.photos, now: now) {
+            if let scanned, let events = try LibraryEvents.withoutSettling(catalog, photos: scanned.photos,
+                                                                          stored: scanned.stored, now: now) {
                 return Snapshot(events, publicSeqs: scanned.publicSeqs)
             }
             return Snapshot(try LibraryEvents.settle(catalog, now: now), publicSeqs: try catalog.publicPhotoSeqs())

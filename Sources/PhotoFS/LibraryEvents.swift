@@ -24,9 +24,10 @@ public enum LibraryEvents {
     /// settles now on a writable library: that must go through `settle`, which clusters again inside its write
     /// so that an import settling at the same time agrees. A mount after an import has nothing to settle (the
     /// import did it), so it neither reads every photo a second time nor writes.
-    public static func withoutSettling(_ catalog: Catalog, photos: [EventPhoto], now: Int64,
-                                       rules: EventRules = EventRules()) throws -> [PhotoEvent]? {
-        let result = EventClustering.cluster(photos, stored: try catalog.storedEvents(), now: now, rules: rules)
+    /// `stored`: the settled events if the caller read them already (nil: read now).
+    public static func withoutSettling(_ catalog: Catalog, photos: [EventPhoto], stored: [StoredEvent]? = nil,
+                                       now: Int64, rules: EventRules = EventRules()) throws -> [PhotoEvent]? {
+        let result = EventClustering.cluster(photos, stored: try stored ?? catalog.storedEvents(), now: now, rules: rules)
         guard result.settlement.isEmpty || catalog.isReadOnly else { return nil }
         return result.events
     }
