@@ -116,9 +116,9 @@ static void busy_poll(int fd, int64_t started, int64_t window) {
 
 int photofs_usable_cpus(void) {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-    int count = CPU_COUNT(&set);
-    return count > 0 ? count : 1;
+    /* EINVAL: a machine with more CPUs than a cpu_set_t holds (1,024), which is not one CPU. */
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+    return CPU_COUNT(&set);
 }
 
 int64_t photofs_next_poll_window(int64_t window, int64_t asked, int64_t ceiling, int64_t waited) {

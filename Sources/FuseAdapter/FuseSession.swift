@@ -106,7 +106,10 @@ public final class FuseSession: @unchecked Sendable {
         passThroughLock.lock()
         var decision: PassThroughPolicy.Decision?
         if handle.passThroughFile == nil, let file = handle.localFile {
-            decision = passThrough.reusing(inode: inode, identity: handle.identity, file: file, now: now).map { .backing($0) }
+            // Direct I/O would take the reads from the backing to this handle, which has no file to read: opened
+            // as usual instead (nil), as when the backing is gone.
+            decision = handle.pageCache.directIO ? nil
+                : passThrough.reusing(inode: inode, identity: handle.identity, file: file, now: now).map { .backing($0) }
         } else if let descriptor = handle.passThroughFile, let session {
             decision = register(descriptor, of: handle, inode: inode, session: session, now: now)
         } else {
@@ -115,6 +118,9 @@ public final class FuseSession: @unchecked Sendable {
         let stale = passThrough.takeBackingsToClose()
         passThroughLock.unlock()
         closeBackings(stale)
+        if case .backing? = decision, handle.passThroughFile == nil {
+            logger.debug("idle passthrough backing reused", metadata: ["inode": "\(inode)", "op": "open"])
+        }
         logger.trace("passthrough", metadata: [
             "inode": "\(inode)", "op": "open", "decision": "\(decision.map { "\($0)" } ?? "backing gone")",
             "reused": "\(handle.passThroughFile == nil && handle.localFile != nil)", "closed": "\(stale.count)",
@@ -164,7 +170,7 @@ public final class FuseSession: @unchecked Sendable {
     }
 
     /// Arms a one-shot timer for the oldest idle backing's expiry, if none is armed: a mount left alone lets go
-    /// of its files 30 s after their last release, and one with nothing idle has no timer. Under `passThroughLock`.
+    /// of its files 10 s after their last release, and one with nothing idle has no timer. Under `passThroughLock`.
     private func armIdleExpiry() {
         guard !idleExpiryArmed, let due = passThrough.idleExpiry else { return }
         idleExpiryArmed = true
@@ -356,7 +362,9 @@ public final class FuseSession: @unchecked Sendable {
                 var decision = fs.passThroughDecision(reply.handle, inode: ino)
                 if decision == nil {
                     // The idle backing went between the check and now (another thread's open of a new version,
-                    // or its age): opened as usual.
+                    // or its age), or the handle would read with direct I/O: opened as usual. The discarded
+                    // handle's open and release ran their bookkeeping (page-cache counts, prefetch position);
+                    // both are balanced by the release.
                     fs.filesystem.release(reply.handle)
                     reply = try fs.filesystem.open(inode: ino, forWriting: writing, truncating: truncating, opener: opener)
                     decision = fs.passThroughDecision(reply.handle, inode: ino)

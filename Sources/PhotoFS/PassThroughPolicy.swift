@@ -14,14 +14,15 @@ import PhotoContent
 /// So the backing is registered at an inode's first open and shared by every open while one is open. After its
 /// last release it stays registered, idle, for `idleSeconds` (up to `idleLimit` of them, the least recently used
 /// closed first): the next open of the photo only checks with one `stat` that the path still names that very
-/// file (`LocalFile`, device, inode, size and mtime) and answers with the backing, where opening, checking and
-/// registering the file took three system calls, and the release closed two (the backing and the file). On this
-/// project's 2-core machines every microsecond the daemon holds an open costs the opener about two (its idle CPU
-/// sleeps deeper the longer it waits: a do-nothing FUSE open answered 5 µs later took 7 µs longer, 10 µs later
-/// 18 µs longer); the warm read of 400 local photos through the mount went from 1.27–1.28× the direct reads to
-/// 1.21–1.24× with a first version of this (docs/benchmarks-folders.md). An idle backing holds its file open in
-/// the kernel: a photo deleted meanwhile keeps its disk space until the backing is closed, `idleSeconds` after
-/// its last release (checked at each open and release, and by a timer the adapter arms for `idleExpiry`). An inode opened while its backing reads another version of its bytes (the photo was
+/// file (`LocalFileIdentity`: device, inode, size and mtime) and answers with the backing, where opening,
+/// checking and registering the file took three system calls, and the release closed two (the backing and the
+/// file). On this project's 2-core machines every microsecond the daemon holds an open costs the opener about
+/// two (its idle CPU sleeps deeper the longer it waits: a do-nothing FUSE open answered 5 µs later took 7 µs
+/// longer, 10 µs later 18 µs longer); the warm read of 400 local photos through the mount went from 1.29–1.34×
+/// the direct reads to 1.16–1.22× (interleaved pairs, docs/benchmarks-folders.md). An idle backing holds its
+/// file open in the kernel: a photo deleted meanwhile keeps its disk space until the backing is closed,
+/// `idleSeconds` after its last release (checked at each open and release, and by a timer the adapter arms for
+/// `idleExpiry`). An inode opened while its backing reads another version of its bytes (the photo was
 /// re-imported while an old reader kept it open) is refused: its new bytes cannot be served next to the old
 /// ones, and the old ones are not what `stat` now says. An inode with handles read through the daemon (its
 /// registration failed, or another version was open) is not registered until they are closed. A refusal that
@@ -57,9 +58,10 @@ public struct PassThroughPolicy: Sendable {
     /// 1,024 idle backings: what a folder of photos read again (a viewer going back, a script's second pass)
     /// keeps, at a few hundred bytes of kernel memory each and no descriptor of the daemon's.
     public static let defaultIdleLimit = 1024
-    /// 30 s: long enough for a second pass over a folder, short enough that a deleted photo's space comes back
-    /// soon.
-    public static let defaultIdleSeconds: UInt64 = 30
+    /// 10 s: long enough for a second pass over a folder, short enough that a deleted photo's space comes back,
+    /// and the disk holding the photos can be unmounted, soon after the last photo closed (an idle backing is
+    /// an open file on that disk).
+    public static let defaultIdleSeconds: UInt64 = 10
 
     private var backings: [UInt64: Backing] = [:]
     /// Idle backings' inodes, least recently released first (a release appends; a reuse removes).
@@ -114,14 +116,20 @@ public struct PassThroughPolicy: Sendable {
                                  now: UInt64 = 0) -> Decision {
         expireIdle(now: now)
         if var backing = backings[inode] {
-            let sameFile = file == nil || backing.file == nil || backing.file == file
-            if backing.handles == 0 && (backing.identity != identity || !sameFile) {
-                // Idle, and another version now: closed, and this open starts afresh.
-                dropIdle(inode)
-            } else {
-                guard backing.identity == identity, sameFile else { return .refuse }
+            if backing.handles == 0 {
+                // Idle: reused for the very same version and file, both known; otherwise closed, and this open
+                // starts afresh (a file this open could not identify is not taken for the backing's).
+                guard backing.identity == identity, let file, backing.file == file else {
+                    dropIdle(inode)
+                    return opening(inode: inode, identity: identity, file: file,
+                                   bypassingPageCache: bypassingPageCache, now: now)
+                }
                 return .backing(hold(inode, &backing))
             }
+            // Open: unknown files (a handle without one) are taken for the same.
+            let sameFile = file == nil || backing.file == nil || backing.file == file
+            guard backing.identity == identity, sameFile else { return .refuse }
+            return .backing(hold(inode, &backing))
         }
         guard isOn, !bypassingPageCache, daemonReaders[inode] == nil else {
             daemonReaders[inode, default: 0] += 1

@@ -670,7 +670,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
             bytes.copyBytes(to: buffer.bindMemory(to: UInt8.self), from: Int(offset)..<Int(offset) + count)
             return count
         }
-        guard let content = handle.content else { return 0 }
+        guard let content = handle.content else {
+            // A handle that reuses a passed-through backing opened nothing: the kernel reads its file, and a read
+            // here would otherwise answer "end of file" in the middle of a photo.
+            throw FilesystemError(.ioFailure, "photo \(handle.photoID) is read by the kernel from its file, not here")
+        }
         do {
             return try content.read(into: buffer, at: offset)
         } catch {

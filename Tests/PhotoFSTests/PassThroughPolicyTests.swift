@@ -53,6 +53,15 @@ final class PassThroughPolicyTests: XCTestCase {
         XCTAssertEqual(policy.takeBackingsToClose(), [4])
     }
 
+    func testAnIdleBackingIsNotTakenForAFileTheOpenCouldNotIdentify() {
+        var policy = PassThroughPolicy()
+        _ = policy.opening(inode: 7, identity: "v1", file: file(70))
+        policy.registered(inode: 7, identity: "v1", file: file(70), id: 3)
+        XCTAssertNil(closing(&policy, 7))
+        XCTAssertEqual(policy.opening(inode: 7, identity: "v1", file: nil), .register, "its fstat failed: unknown")
+        XCTAssertEqual(policy.takeBackingsToClose(), [3])
+    }
+
     func testAnotherFileIsRefusedWhileTheOldOneIsPassedThrough() {
         var policy = PassThroughPolicy()
         _ = policy.opening(inode: 7, identity: "v1", file: file(70))

@@ -20,8 +20,9 @@ void photofs_request_readers_destroy(struct photofs_request_readers *readers);
    halt polling adapts: unchanged when it came within the window; doubled (at most `ceiling`) when it came
    after the window but within `ceiling`; halved (at least `asked`) when it came later still. */
 int64_t photofs_next_poll_window(int64_t window, int64_t asked, int64_t ceiling, int64_t waited);
-/* How many CPUs the calling thread may run on (its affinity; 1 when it cannot say). With one, a polling reader
-   only takes the CPU from the program waiting for its answer (request_readers.c), so the mount does not poll. */
+/* How many CPUs the calling thread may run on (its affinity; 0 when it cannot say). With one, a polling reader
+   only takes the CPU from the program waiting for its answer (request_readers.c), so the mount does not poll.
+   A CPU quota (cgroup cpu.max) is not an affinity and is not seen here. */
 int photofs_usable_cpus(void);
 /* read(2) of the next request from `fd` by the session's one reader (waits for its turn). */
 ssize_t photofs_request_readers_read(struct photofs_request_readers *readers, int fd, void *buf, size_t len);
