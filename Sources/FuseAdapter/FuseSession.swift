@@ -94,9 +94,9 @@ public final class FuseSession: @unchecked Sendable {
         filesystem.invalidate = { [weak self] invalidations in self?.notifyKernel(invalidations) }
     }
 
-    /// The file of `inode`'s registered backing, which an open may reuse if the photo's path still names it.
-    func reusableFile(inode: UInt64) -> PassThroughPolicy.File? {
-        passThroughLock.withLock { passThrough.reusableFile(inode: inode) }
+    /// `inode`'s registered backing, which an open may reuse if the photo and its file are still what it reads.
+    func reusableBacking(inode: UInt64) -> PassThroughPolicy.Reusable? {
+        passThroughLock.withLock { passThrough.reusable(inode: inode) }
     }
 
     /// How the kernel reads a handle: from the photo's file itself (the backing to reply with), through the
@@ -358,7 +358,7 @@ public final class FuseSession: @unchecked Sendable {
                 let writing = fi.pointee.flags & O_ACCMODE != O_RDONLY, truncating = fi.pointee.flags & O_TRUNC != 0
                 let opener = fs.opener(req)
                 var reply = try fs.filesystem.open(inode: ino, forWriting: writing, truncating: truncating, opener: opener,
-                                                   reusing: fs.reusableFile(inode: ino))
+                                                   reusing: fs.reusableBacking(inode: ino))
                 var decision = fs.passThroughDecision(reply.handle, inode: ino)
                 if decision == nil {
                     // The idle backing went between the check and now (another thread's open of a new version,

@@ -102,15 +102,29 @@ public enum LocalFileContent {
         return LocalFileIdentity(info)
     }
 
-    /// Whether a local photo's path still names `file` and that file is still the imported version: one `stat`,
-    /// nothing opened (an idle passed-through backing of `file` is then reused, `PassThroughPolicy`). False for
-    /// anything else, including a path that is not a local file URI's.
+    /// Whether a local photo's path still names `file`, unchanged: one `stat`, nothing opened (an idle
+    /// passed-through backing of `file` is then reused, `PassThroughPolicy`). The caller has checked that the
+    /// photo is the version the backing was registered for, whose file passed the import's size and mtime
+    /// check then; `file` unchanged since, it still does. False for anything else, including a URI that is not
+    /// a local file's.
     public static func stillNames(_ file: LocalFileIdentity, _ source: ContentSource) -> Bool {
-        guard let path = path(fromFileURI: source.url) else { return false }
         var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, LocalFileIdentity(info) == file else { return false }
-        let imported = modifiedNanos(fromETag: source.etag, size: source.expectedSize)
-        return file.size == source.expectedSize && imported.map { $0 == file.modifiedNanos } ?? true
+        // The path read in place from the URI's own bytes when it has no escapes (a `String` built for it, then
+        // handed to `stat`, was a third of this check's 2.8 µs).
+        var uri = source.url
+        let named = uri.withUTF8 { bytes -> Bool? in
+            guard bytes.starts(with: "file:///".utf8), !bytes.contains(UInt8(ascii: "%")) else { return nil }
+            let path = UnsafeBufferPointer(rebasing: bytes[7...])
+            guard !path.contains(0), !hasParentSegment(path) else { return false }
+            return withUnsafeTemporaryAllocation(of: CChar.self, capacity: path.count + 1) { buffer -> Bool in
+                guard let base = buffer.baseAddress, let from = path.baseAddress else { return false }
+                memcpy(base, from, path.count)
+                buffer[path.count] = 0
+                return stat(base, &info) == 0
+            }
+        } ?? path(fromFileURI: source.url).map { stat($0, &info) == 0 }
+        guard named == true else { return false }
+        return info.st_mode & S_IFMT == S_IFREG && LocalFileIdentity(info) == file
     }
 
     /// Whether the open file is still the imported version (size and mtime).

@@ -83,10 +83,19 @@ public struct PassThroughPolicy: Sendable {
         idleNanoseconds = idleSeconds &* 1_000_000_000
     }
 
-    /// The file of the backing an open of `inode` could reuse without opening anything, when the photo's path
-    /// still names that file (`LocalFileContent.stillNames`); then `reusing` takes it.
-    public func reusableFile(inode: UInt64) -> File? {
-        backings[inode]?.file
+    /// A backing an open could reuse without opening anything: the file it reads and the version (cache key)
+    /// it was registered for.
+    public struct Reusable: Equatable, Sendable {
+        public let file: File
+        public let identity: String
+        public init(file: File, identity: String) { self.file = file; self.identity = identity }
+    }
+
+    /// The backing an open of `inode` could reuse, when the photo is still that version and its path still
+    /// names that file (`LocalFileContent.stillNames`); then `reusing` takes it.
+    public func reusable(inode: UInt64) -> Reusable? {
+        guard let backing = backings[inode], let file = backing.file else { return nil }
+        return Reusable(file: file, identity: backing.identity)
     }
 
     /// The backing of `inode` for an open that found its path still naming `file`, counted as one more handle;

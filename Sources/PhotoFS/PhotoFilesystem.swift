@@ -560,11 +560,11 @@ public final class PhotoFilesystem: @unchecked Sendable {
     /// answer is verified, so reads can stream while the rest arrives. Opening for writing (or truncating)
     /// fails with EROFS. `opener` (the process that opened, when known) decides whether the open counts as
     /// recent (once `opened` says its reply was sent) and warms the next photos.
-    /// `reusing`: the file of the photo's idle passed-through backing (`PassThroughPolicy.reusableFile`). When
-    /// the photo's path still names it, the handle opens nothing (its `localFile` is that file, and the adapter
-    /// answers with that backing); otherwise the photo is opened as usual.
+    /// `reusing`: the file and version of the photo's idle passed-through backing (`PassThroughPolicy.reusable`).
+    /// When the photo is still that version and its path still names that file, the handle opens nothing (its
+    /// `localFile` is that file, and the adapter answers with that backing); otherwise it is opened as usual.
     public func open(inode: UInt64, forWriting: Bool = false, truncating: Bool = false,
-                     opener: OpenerIdentity? = nil, reusing file: LocalFileIdentity? = nil) throws -> OpenReply {
+                     opener: OpenerIdentity? = nil, reusing file: PassThroughPolicy.Reusable? = nil) throws -> OpenReply {
         guard !forWriting && !truncating else { throw FilesystemError(.readOnly, "the photo file system is read-only") }
         guard case .photo(let seq) = Node(inode: inode) else {
             throw FilesystemError(.isADirectory, "inode \(inode) is a directory")
@@ -592,12 +592,17 @@ public final class PhotoFilesystem: @unchecked Sendable {
                 || (UncountedOpeners.isFileManager(opener) && desktopThumbnails?.hasWritten(seq) != true)
             return drawing ? "process \(opener.processID)" : nil
         }
-        // A sized mount's handles read variants: never a backing of the original.
-        let reused = variants == nil ? file.flatMap { LocalFileContent.stillNames($0, source) ? $0 : nil } : nil
+        // An idle backing is reused for the very version it was registered for (its file passed the import's
+        // check then) while the photo's path still names that file, unchanged. Never on a sized mount: its
+        // handles read variants.
+        let originalKey = file != nil && variants == nil ? OriginalCache.key(for: source) : nil
+        let reused = file.flatMap { file in
+            originalKey == file.identity && LocalFileContent.stillNames(file.file, source) ? file.file : nil
+        }
         let content = variantBytes == nil && reused == nil
             ? try openOriginal(source, photo: photo, inode: inode, thumbnailer: thumbnailer) : nil
         // Which bytes this handle reads: the original's cache key (the handle has it), plus the variant's.
-        let identity = (content?.key ?? OriginalCache.key(for: source)) + variantIdentity
+        let identity = (content?.key ?? originalKey ?? OriginalCache.key(for: source)) + variantIdentity
         var neighbours: (folder: Node?, seqs: [Int64]) = (nil, [])
         var countsAsRecent = false
         if let opener, options.uncountedOpeners.contains(opener) {

@@ -25,7 +25,7 @@ final class PassThroughPolicyTests: XCTestCase {
         policy.registered(inode: 7, identity: "v1", file: file(70), id: 3)
         XCTAssertNil(closing(&policy, 7, now: 1), "the last release keeps a known file's backing")
         XCTAssertEqual(policy.idleCount, 1)
-        XCTAssertEqual(policy.reusableFile(inode: 7), file(70))
+        XCTAssertEqual(policy.reusable(inode: 7), PassThroughPolicy.Reusable(file: file(70), identity: "v1"))
         XCTAssertNil(policy.reusing(inode: 7, identity: "v2", file: file(70), now: 2), "another version")
         XCTAssertNil(policy.reusing(inode: 7, identity: "v1", file: file(71), now: 2), "another file at the path")
         XCTAssertNil(policy.reusing(inode: 7, identity: "v1", file: file(70, modified: 6), now: 2), "edited in place")
@@ -77,7 +77,7 @@ final class PassThroughPolicyTests: XCTestCase {
         XCTAssertNil(closing(&policy, 7))
         XCTAssertEqual(policy.openingWithoutFile(inode: 7), .daemon, "an idle backing holds no open in the kernel")
         XCTAssertEqual(policy.takeBackingsToClose(), [3])
-        XCTAssertNil(policy.reusableFile(inode: 7))
+        XCTAssertNil(policy.reusable(inode: 7))
     }
 
     func testIdleBackingsAreClosedPastTheirLimitLeastRecentlyReleasedFirst() {
@@ -92,7 +92,7 @@ final class PassThroughPolicyTests: XCTestCase {
         XCTAssertNil(closing(&policy, 2), "reused and released again: now the most recent")
         XCTAssertEqual(closing(&policy, 3), 1, "the third idle one pushes out the least recently released")
         XCTAssertEqual(policy.idleCount, 2)
-        XCTAssertNil(policy.reusableFile(inode: 1))
+        XCTAssertNil(policy.reusable(inode: 1))
     }
 
     func testIdleBackingsAreClosedOnceTheyAreOlderThanTheirAge() {
