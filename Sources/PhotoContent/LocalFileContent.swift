@@ -12,10 +12,7 @@ public enum LocalFileContent {
         // open of a local photo asks, twice: through the generic `UTF8View` the checks were ~1.4 µs each).
         var uri = uri
         let plain = uri.withUTF8 { bytes -> String?? in
-            guard !bytes.contains(UInt8(ascii: "%")) else { return .none }
-            let path = UnsafeBufferPointer(rebasing: bytes[7...])
-            guard !path.contains(0), !hasParentSegment(path) else { return .some(nil) }
-            return .some(String(decoding: path, as: UTF8.self))
+            plainPath(bytes).map { $0.map { String(decoding: $0, as: UTF8.self) } }
         }
         if let plain { return plain }
         var bytes: [UInt8] = []
@@ -41,6 +38,15 @@ public enum LocalFileContent {
         }
         guard !bytes.contains(0), !hasParentSegment(bytes[...]) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The path of a `file:///…` URI's bytes when it has no escape, checked in place: nil when it has one (to
+    /// decode), .some(nil) when the path holds NUL or a `..` segment.
+    private static func plainPath(_ uri: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>?? {
+        guard uri.starts(with: "file:///".utf8), !uri.contains(UInt8(ascii: "%")) else { return .none }
+        let path = UnsafeBufferPointer(rebasing: uri[7...])
+        guard !path.contains(0), !hasParentSegment(path) else { return .some(nil) }
+        return .some(path)
     }
 
     /// Whether a path has a `..` segment.
@@ -113,9 +119,8 @@ public enum LocalFileContent {
         // handed to `stat`, was a third of this check's 2.8 µs).
         var uri = source.url
         let named = uri.withUTF8 { bytes -> Bool? in
-            guard bytes.starts(with: "file:///".utf8), !bytes.contains(UInt8(ascii: "%")) else { return nil }
-            let path = UnsafeBufferPointer(rebasing: bytes[7...])
-            guard !path.contains(0), !hasParentSegment(path) else { return false }
+            guard let checked = plainPath(bytes) else { return nil }
+            guard let path = checked else { return false }
             return withUnsafeTemporaryAllocation(of: CChar.self, capacity: path.count + 1) { buffer -> Bool in
                 guard let base = buffer.baseAddress, let from = path.baseAddress else { return false }
                 memcpy(base, from, path.count)
