@@ -150,4 +150,31 @@ final class CatalogTests: XCTestCase {
         photo.momentYear = PhotoRecord.year(ofMoment: photo.momentAt)
         return ImportedPhoto(photo: photo, owner: owner, ownerName: owner.uppercased())
     }
+
+    /// The year of a moment is gmtime's, from year 1 to 9999: at every year's first and last second, around
+    /// the epoch and leap days, and at 200,000 random moments.
+    func testTheYearOfAMomentIsGmtimes() {
+        func gmtimeYear(_ seconds: Int64) -> Int {
+            var time = time_t(seconds)
+            var parts = tm()
+            XCTAssertNotNil(gmtime_r(&time, &parts))
+            return Int(parts.tm_year) + 1900
+        }
+        var moments: [Int64] = [CatalogLimits.momentRange.lowerBound, CatalogLimits.momentRange.upperBound, -1, 0, 1,
+                                951_782_400, 951_868_799, 951_868_800, 4_107_542_399, 4_107_542_400]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200_000 { moments.append(Int64.random(in: CatalogLimits.momentRange, using: &generator)) }
+        for year in [1, 2, 99, 100, 400, 1582, 1600, 1899, 1900, 1969, 1970, 2000, 2024, 2100, 9998, 9999] {
+            var parts = tm()
+            parts.tm_year = Int32(year - 1900)
+            parts.tm_mday = 1
+            let start = Int64(timegm(&parts))
+            moments += [start - 1, start, start + 1]
+        }
+        for moment in moments where CatalogLimits.momentRange.contains(moment) {
+            XCTAssertEqual(PhotoRecord.year(ofMoment: moment), gmtimeYear(moment), "moment \(moment)")
+        }
+        XCTAssertEqual(PhotoRecord.year(ofMoment: Int64.min), 1, "clamped to year 1")
+        XCTAssertEqual(PhotoRecord.year(ofMoment: Int64.max), 9999, "clamped to year 9999")
+    }
 }
