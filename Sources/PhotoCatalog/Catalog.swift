@@ -442,15 +442,15 @@ public final class Catalog: @unchecked Sendable {
                 FROM photo WHERE available ORDER BY seq LIMIT ?
                 """, arguments: [limit], table: "photo",
                 reservingCapacity: Int(clamping: min(max(count, 0), Int64(limit)))) { reader in
-                let photo = try PhotoRecord.decode(listing: &reader)
+                // The checked fields kept as they are: a whole `PhotoRecord` made of each row first, then copied
+                // (with its strings retained and released), was more of the scan than its checks.
+                let fields = try PhotoRecord.listingFields(&reader)
                 // INTEGER affinity stores an integral real as an integer, so an integer is the only value
                 // `moment_year = ?` with a year can match.
-                return ScannedPhoto(photo: photo, storedYear: reader.lenientInteger(more),
-                                    event: EventPhoto(seq: photo.seq, time: photo.momentAt,
-                                                      latitude: reader.lenientReal(more + 2),
-                                                      longitude: reader.lenientReal(more + 3),
-                                                      placeName: reader.lenientText(more + 1).flatMap { names.places[$0] },
-                                                      regionName: names.regions[photo.regionID]))
+                return ScannedPhoto(fields, storedYear: reader.lenientInteger(more),
+                                    latitude: reader.lenientReal(more + 2), longitude: reader.lenientReal(more + 3),
+                                    placeName: reader.lenientText(more + 1).flatMap { names.places[$0] },
+                                    regionName: names.regions[fields.regionID])
             }
         }
     }

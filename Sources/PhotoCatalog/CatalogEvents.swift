@@ -44,6 +44,17 @@ public struct ScannedPhoto: Sendable {
     private let placeName: String?
     private let regionName: String?
 
+    /// A scanned row's checked fields with its stored year and place.
+    init(_ fields: PhotoRecord.ListingFields, storedYear: Int64?, latitude: Double?, longitude: Double?,
+         placeName: String?, regionName: String?) {
+        seq = fields.seq; id = fields.id; title = fields.title; photographerID = fields.photographerID
+        regionID = fields.regionID; momentAt = fields.momentAt; momentYear = fields.momentYear
+        byteSize = fields.byteSize; contentType = fields.contentType; visibility = fields.visibility
+        albumCount = fields.albumCount; markCount = fields.markCount
+        self.storedYear = storedYear
+        self.latitude = latitude; self.longitude = longitude; self.placeName = placeName; self.regionName = regionName
+    }
+
     /// `photo` as `PhotoRecord.decode(listingRow:)` made it: its listing columns only.
     public init(photo: PhotoRecord, storedYear: Int64?, event: EventPhoto) {
         seq = photo.seq; id = photo.id; title = photo.title; photographerID = photo.photographerID

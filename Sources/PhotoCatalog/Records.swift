@@ -109,17 +109,39 @@ public struct PhotoRecord: Equatable, Sendable {
 
     /// `decode(listingRow:)` from a reader already made (one of the statement itself).
     static func decode(listing reader: inout ColumnReader) throws -> PhotoRecord {
-        let (seq, id) = try identity(&reader)
-        var photo = PhotoRecord(seq: seq, id: id, title: reader.displayText(2), originalURL: "")
-        photo.photographerID = try reader.integer(3, "photographer_id", in: CatalogLimits.directoryIDRange)
-        photo.regionID = try reader.integer(4, "region_id", in: CatalogLimits.directoryIDRange)
-        (photo.momentAt, photo.momentYear) = try moment(reader, at: 5, year: 6)
-        photo.byteSize = try reader.nullableInteger(7, "byte_size", in: 1 ... CatalogLimits.maxByteSize)
-        photo.contentType = try reader.nullableText(8, "content_type")
-        photo.visibility = visibility(reader, at: 9)
-        photo.albumCount = albumCount(reader, at: 10)
-        photo.markCount = albumCount(reader, at: 11)
+        let fields = try listingFields(&reader)
+        var photo = PhotoRecord(seq: fields.seq, id: fields.id, title: fields.title, originalURL: "")
+        photo.photographerID = fields.photographerID
+        photo.regionID = fields.regionID
+        (photo.momentAt, photo.momentYear) = (fields.momentAt, fields.momentYear)
+        photo.byteSize = fields.byteSize
+        photo.contentType = fields.contentType
+        photo.visibility = fields.visibility
+        photo.albumCount = fields.albumCount
+        photo.markCount = fields.markCount
         return photo
+    }
+
+    /// A row selected with `listingColumns`, checked, as plain fields: the mount's scan keeps these
+    /// (`ScannedPhoto`) without making a whole record of each row first.
+    struct ListingFields {
+        var seq: Int64, id: String, title: String, photographerID: Int64, regionID: Int64, momentAt: Int64
+        var momentYear: Int, byteSize: Int64?, contentType: String?, visibility: PhotoVisibility
+        var albumCount: Int, markCount: Int
+    }
+
+    /// The checks of `decode(listing:)`; throws `BadRow` for a row the tree must not see.
+    static func listingFields(_ reader: inout ColumnReader) throws -> ListingFields {
+        let (seq, id) = try identity(&reader)
+        let title = reader.displayText(2)
+        let photographerID = try reader.integer(3, "photographer_id", in: CatalogLimits.directoryIDRange)
+        let regionID = try reader.integer(4, "region_id", in: CatalogLimits.directoryIDRange)
+        let (momentAt, momentYear) = try moment(reader, at: 5, year: 6)
+        return ListingFields(seq: seq, id: id, title: title, photographerID: photographerID, regionID: regionID,
+                             momentAt: momentAt, momentYear: momentYear,
+                             byteSize: try reader.nullableInteger(7, "byte_size", in: 1 ... CatalogLimits.maxByteSize),
+                             contentType: try reader.nullableText(8, "content_type"), visibility: visibility(reader, at: 9),
+                             albumCount: albumCount(reader, at: 10), markCount: albumCount(reader, at: 11))
     }
 
     /// Who may see the photo; a value that is not an integer reads as private (0400): a damaged row must
