@@ -26,18 +26,7 @@ public struct EventPhoto: Equatable, Sendable {
 /// not a whole `PhotoRecord` (425 bytes a row with it, half that without: 42 of the 100,000-photo daemon's
 /// 137 MB peak heap were these rows, held while every listing is built).
 public struct ScannedPhoto: Sendable {
-    public let seq: Int64
-    private let id: String
-    private let title: String
-    public let photographerID: Int64
-    public let regionID: Int64
-    public let momentAt: Int64
-    private let momentYear: Int
-    private let byteSize: Int64?
-    private let contentType: String?
-    private let visibility: PhotoVisibility
-    private let albumCount: Int
-    private let markCount: Int
+    private let fields: PhotoRecord.ListingFields
     public let storedYear: Int64?
     private let latitude: Double?
     private let longitude: Double?
@@ -47,38 +36,26 @@ public struct ScannedPhoto: Sendable {
     /// A scanned row's checked fields with its stored year and place.
     init(_ fields: PhotoRecord.ListingFields, storedYear: Int64?, latitude: Double?, longitude: Double?,
          placeName: String?, regionName: String?) {
-        seq = fields.seq; id = fields.id; title = fields.title; photographerID = fields.photographerID
-        regionID = fields.regionID; momentAt = fields.momentAt; momentYear = fields.momentYear
-        byteSize = fields.byteSize; contentType = fields.contentType; visibility = fields.visibility
-        albumCount = fields.albumCount; markCount = fields.markCount
+        self.fields = fields
         self.storedYear = storedYear
         self.latitude = latitude; self.longitude = longitude; self.placeName = placeName; self.regionName = regionName
     }
 
-    /// `photo` as `PhotoRecord.decode(listingRow:)` made it: its listing columns only.
-    public init(photo: PhotoRecord, storedYear: Int64?, event: EventPhoto) {
-        seq = photo.seq; id = photo.id; title = photo.title; photographerID = photo.photographerID
-        regionID = photo.regionID; momentAt = photo.momentAt; momentYear = photo.momentYear
-        byteSize = photo.byteSize; contentType = photo.contentType; visibility = photo.visibility
-        albumCount = photo.albumCount; markCount = photo.markCount
-        self.storedYear = storedYear
-        latitude = event.latitude; longitude = event.longitude; placeName = event.placeName; regionName = event.regionName
-    }
+    public var seq: Int64 { fields.seq }
+    public var photographerID: Int64 { fields.photographerID }
+    public var regionID: Int64 { fields.regionID }
+    public var momentAt: Int64 { fields.momentAt }
 
-    /// The listing row, as read.
-    public var photo: PhotoRecord {
-        PhotoRecord(seq: seq, id: id, title: title, photographerID: photographerID, regionID: regionID,
-                    momentAt: momentAt, momentYear: momentYear, originalURL: "", byteSize: byteSize,
-                    contentType: contentType, visibility: visibility, albumCount: albumCount, markCount: markCount)
-    }
+    /// The listing row, as `PhotoRecord.decode(listingRow:)` makes it.
+    public var photo: PhotoRecord { PhotoRecord(listing: fields) }
 
     /// Whether everyone may see it (what makes a folder of it 0555).
-    public var isPublic: Bool { visibility.isPublic }
+    public var isPublic: Bool { fields.visibility.isPublic }
 
     /// The photo as event clustering sees it.
     public var event: EventPhoto {
-        EventPhoto(seq: seq, time: momentAt, latitude: latitude, longitude: longitude, placeName: placeName,
-                   regionName: regionName)
+        EventPhoto(seq: fields.seq, time: fields.momentAt, latitude: latitude, longitude: longitude,
+                   placeName: placeName, regionName: regionName)
     }
 }
 

@@ -109,22 +109,20 @@ public struct PhotoRecord: Equatable, Sendable {
 
     /// `decode(listingRow:)` from a reader already made (one of the statement itself).
     static func decode(listing reader: inout ColumnReader) throws -> PhotoRecord {
-        let fields = try listingFields(&reader)
-        var photo = PhotoRecord(seq: fields.seq, id: fields.id, title: fields.title, originalURL: "")
-        photo.photographerID = fields.photographerID
-        photo.regionID = fields.regionID
-        (photo.momentAt, photo.momentYear) = (fields.momentAt, fields.momentYear)
-        photo.byteSize = fields.byteSize
-        photo.contentType = fields.contentType
-        photo.visibility = fields.visibility
-        photo.albumCount = fields.albumCount
-        photo.markCount = fields.markCount
-        return photo
+        PhotoRecord(listing: try listingFields(&reader))
+    }
+
+    /// The record of a listing row: its listing columns only (description and URLs empty).
+    init(listing fields: ListingFields) {
+        self.init(seq: fields.seq, id: fields.id, title: fields.title, photographerID: fields.photographerID,
+                  regionID: fields.regionID, momentAt: fields.momentAt, momentYear: fields.momentYear, originalURL: "",
+                  byteSize: fields.byteSize, contentType: fields.contentType, visibility: fields.visibility,
+                  albumCount: fields.albumCount, markCount: fields.markCount)
     }
 
     /// A row selected with `listingColumns`, checked, as plain fields: the mount's scan keeps these
     /// (`ScannedPhoto`) without making a whole record of each row first.
-    struct ListingFields {
+    struct ListingFields: Sendable {
         var seq: Int64, id: String, title: String, photographerID: Int64, regionID: Int64, momentAt: Int64
         var momentYear: Int, byteSize: Int64?, contentType: String?, visibility: PhotoVisibility
         var albumCount: Int, markCount: Int
