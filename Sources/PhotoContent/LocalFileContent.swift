@@ -90,22 +90,15 @@ public enum LocalFileContent {
     /// Opens the file behind a local photo for reading, refusing it when it is no longer the imported file:
     /// another size or mtime ("changed since import: run photofs import folder again"), or not there.
     /// The mtime is the one the import's etag holds (no check when the etag is not a folder import's).
-    static func open(_ source: ContentSource, path: String) throws -> OpenFile {
+    /// Also the file it opened as the check's `fstat` saw it.
+    static func open(_ source: ContentSource, path: String) throws -> (file: OpenFile, identity: LocalFileIdentity) {
         let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw ContentError(kind: .localIO("\(path): \(String(cString: strerror(errno))); run photofs import folder again"),
                                photoID: source.photoID, url: source.url)
         }
         let file = OpenFile(fd: fd)
-        try check(file, source, path: path)
-        return file
-    }
-
-    /// The file an open descriptor reads, as `fstat` sees it; nil when it cannot say.
-    public static func identity(ofDescriptor fd: Int32) -> LocalFileIdentity? {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
-        return LocalFileIdentity(info)
+        return (file, try check(file, source, path: path))
     }
 
     /// Whether a local photo's path still names `file`, unchanged: one `stat`, nothing opened (an idle
@@ -132,8 +125,9 @@ public enum LocalFileContent {
         return info.st_mode & S_IFMT == S_IFREG && LocalFileIdentity(info) == file
     }
 
-    /// Whether the open file is still the imported version (size and mtime).
-    static func check(_ file: OpenFile, _ source: ContentSource, path: String) throws {
+    /// Whether the open file is still the imported version (size and mtime); the file as `fstat` saw it.
+    @discardableResult
+    static func check(_ file: OpenFile, _ source: ContentSource, path: String) throws -> LocalFileIdentity {
         var info = stat()
         guard fstat(file.fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             throw ContentError(kind: .localIO("\(path): cannot be read"), photoID: source.photoID, url: source.url)
@@ -144,6 +138,7 @@ public enum LocalFileContent {
             throw ContentError(kind: .localIO("\(path) changed since import: run photofs import folder again"),
                                photoID: source.photoID, url: source.url)
         }
+        return LocalFileIdentity(info)
     }
 }
 
@@ -178,9 +173,9 @@ public final class LocalFileOriginals: OriginalAccess, @unchecked Sendable {
     }
 
     public func open(_ source: ContentSource, thumbnailer: String?) throws -> ContentHandle {
-        let file = try LocalFileContent.open(source, path: try path(source))
-        return ContentHandle(cachedFile: file, key: OriginalCache.key(for: source), size: source.expectedSize,
-                             photoID: source.photoID)
+        let opened = try LocalFileContent.open(source, path: try path(source))
+        return ContentHandle(cachedFile: opened.file, key: OriginalCache.key(for: source), size: source.expectedSize,
+                             photoID: source.photoID, localFile: opened.identity)
     }
 
     public func release(_ handle: ContentHandle) {}
@@ -197,7 +192,7 @@ public final class LocalFileOriginals: OriginalAccess, @unchecked Sendable {
     /// rather than decoded half old, half new.
     public func bytes(_ source: ContentSource, priority: DownloadPriority) throws -> Data {
         let path = try path(source)
-        let file = try LocalFileContent.open(source, path: path)
+        let file = try LocalFileContent.open(source, path: path).file
         guard source.expectedSize <= Download.memoryLimit,
               let data = CacheDirectory.readAll(fd: file.fd, count: Int(source.expectedSize)) else {
             throw ContentError(kind: .localIO("\(path): cannot be read whole"), photoID: source.photoID, url: source.url)

@@ -76,13 +76,17 @@ public final class ContentHandle: @unchecked Sendable {
     /// finished download kept in memory, which no longer asks for anything.
     let isReader: Bool
 
-    init(cachedFile: OpenFile, key: String, size: Int64, photoID: String) {
+    /// A local photo's file as its open's check saw it (device, inode, size, mtime); nil for any other handle.
+    public let localFile: LocalFileIdentity?
+
+    init(cachedFile: OpenFile, key: String, size: Int64, photoID: String, localFile: LocalFileIdentity? = nil) {
         self.cachedFile = cachedFile; self.download = nil; self.key = key; self.size = size; self.photoID = photoID
+        self.localFile = localFile
         isReader = false
     }
 
     init(download: Download, key: String, reader: Bool) {
-        self.cachedFile = nil; self.download = download; self.key = key
+        self.cachedFile = nil; self.download = download; self.key = key; localFile = nil
         self.size = download.source.expectedSize; self.photoID = download.source.photoID
         isReader = reader
     }

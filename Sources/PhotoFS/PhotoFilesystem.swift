@@ -631,7 +631,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         let handle = OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes,
                                identity: identity, pageCache: mode, folder: variants == nil ? neighbours.folder : nil,
                                neighbours: neighbours.seqs, passThroughFile: passThroughFile,
-                               localFile: reused ?? passThroughFile.flatMap(LocalFileContent.identity(ofDescriptor:)),
+                               localFile: reused ?? content?.localFile,
                                countsAsRecent: countsAsRecent)
         return OpenReply(handle: handle, pageCache: mode)
     }

@@ -57,8 +57,11 @@ final class LocalFileReadTests: XCTestCase {
     func testAnOpenFilesIdentityIsTheOneItsPathNamesUntilTheFileIsEditedOrReplaced() throws {
         let (path, source) = try localPhoto(size: 1000)
         let handle = try LocalFileOriginals().open(source, thumbnailer: nil)
-        let file = try XCTUnwrap(LocalFileContent.identity(ofDescriptor: try XCTUnwrap(handle.wholeFileDescriptor)))
+        let file = try XCTUnwrap(handle.localFile)
         XCTAssertEqual(file.size, 1000)
+        var opened = stat()
+        XCTAssertEqual(fstat(try XCTUnwrap(handle.wholeFileDescriptor), &opened), 0)
+        XCTAssertEqual(file.inode, UInt64(opened.st_ino), "the file the handle reads")
         XCTAssertTrue(LocalFileContent.stillNames(file, source))
         // Replaced by another file of the same size and mtime (a copy with `cp -p`, a sync tool's rename).
         let other = directory.appendingPathComponent("other.jpg").path
@@ -72,7 +75,7 @@ final class LocalFileReadTests: XCTestCase {
         XCTAssertEqual(rename(other, path), 0)
         XCTAssertFalse(LocalFileContent.stillNames(file, source), "another inode at the path")
         let reopened = try LocalFileOriginals().open(source, thumbnailer: nil)
-        let replaced = try XCTUnwrap(LocalFileContent.identity(ofDescriptor: try XCTUnwrap(reopened.wholeFileDescriptor)))
+        let replaced = try XCTUnwrap(reopened.localFile)
         XCTAssertTrue(LocalFileContent.stillNames(replaced, source), "the new file passes the import's size and mtime")
         // Edited in place: the same inode with a new mtime (set a second on, as file timestamps are coarse).
         try Data(repeating: 8, count: 1000).write(to: URL(fileURLWithPath: path), options: [])
