@@ -83,10 +83,16 @@ static int64_t monotonic_nanoseconds(void) {
 }
 
 /* Takes the lock. A sleeping watchdog is woken only when a thread is waiting, the one case it has work (after
-   the unlock: the woken watchdog then does not wait for the lock the waker still holds). */
-static void give_up_slot(struct photofs_request_readers *readers) {
+   the unlock: the woken watchdog then does not wait for the lock the waker still holds). `waited`: how long
+   after the slot was taken a request came (the poll window adapts to it, photofs_next_poll_window); negative
+   when none did (cancelled). Only the slot's holder changes the window, so it sees no other change here. */
+static void give_up_slot(struct photofs_request_readers *readers, int64_t waited) {
     pthread_mutex_lock(&readers->lock);
     int64_t now = monotonic_nanoseconds();
+    if (waited >= 0) {
+        readers->poll_window = photofs_next_poll_window(readers->poll_window, readers->busy_poll,
+                                                        readers->poll_window_max, waited);
+    }
     readers->reading = 0;
     readers->freed_at = now;
     readers->changed_at = now;
@@ -103,7 +109,7 @@ static void cancelled_while_waiting(void *argument) {
 }
 
 static void cancelled_while_reading(void *argument) {
-    give_up_slot(argument);
+    give_up_slot(argument, -1);
 }
 
 /* Returns once /dev/fuse has a request (or an error, or the unmount's hang-up), or after the window. Gives way
@@ -147,13 +153,7 @@ ssize_t photofs_request_readers_read(struct photofs_request_readers *readers, in
     result = read(fd, buf, len);
     error = errno;
     pthread_cleanup_pop(0);
-    int64_t waited = monotonic_nanoseconds() - started;
-    /* Only the slot's holder changes the window, so this read-modify-write under the lock sees no other. */
-    pthread_mutex_lock(&readers->lock);
-    readers->poll_window = photofs_next_poll_window(readers->poll_window, readers->busy_poll,
-                                                    readers->poll_window_max, waited);
-    pthread_mutex_unlock(&readers->lock);
-    give_up_slot(readers);
+    give_up_slot(readers, monotonic_nanoseconds() - started);
     errno = error;
     return result;
 }
