@@ -4,7 +4,9 @@ import PhotoCatalog
 
 /// What `stat` shows for a node. Files are 0444, directories 0555; a photo that is not public at its origin is
 /// 0400, and a directory that holds only such photos 0500, so with `default_permissions` and `allow_other`
-/// other local users cannot read them. Owner and group are filled by the filesystem layer (the mounting user).
+/// other local users cannot read them. /search is 0755: `rmdir` of a query is a write to /search, which the
+/// kernel (`default_permissions`) allows only with the write bit, so the mounting user needs it (with 0555 only
+/// root could forget a query). Owner and group are filled by the filesystem layer (the mounting user).
 public struct NodeAttributes: Equatable, Sendable {
     public var node: Node
     public var size: Int64
@@ -19,8 +21,10 @@ public struct NodeAttributes: Equatable, Sendable {
 
     public var inode: UInt64 { node.inode }
     public var isDirectory: Bool { node.isDirectory }
-    /// Permission bits: read-only, directories searchable; for everyone, or for the owner only when private.
+    /// Permission bits: read-only, directories searchable; for everyone, or for the owner only when private;
+    /// /search writable by its owner.
     public var permissions: UInt32 {
+        if node == .search { return 0o755 }
         switch (isDirectory, isPrivate) {
         case (true, false): return 0o555
         case (true, true): return 0o500

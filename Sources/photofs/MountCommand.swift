@@ -28,6 +28,11 @@ struct MountCommand: ParsableCommand {
             rendered the first time its size is asked for (a directory's photos in parallel), and its size \
             and square thumbnails are kept in the library, so later listings and remounts need no render.
 
+            /events/<Year> holds each year's events (photos close in time and place) and /search answers \
+            any name looked up in it with a search of titles, descriptions, tags, places, people, cameras and \
+            dates (`ls "MNT/search/harbour 2019"`, `ls MNT/search/place:lisb`); `ls MNT/search` shows the \
+            last 20, `rmdir MNT/search/<words>` forgets one. Nothing else can be changed through a mount.
+
             The mount point must be an empty directory: mounting over files would hide them until the \
             unmount. --allow-nonempty (-o allow_nonempty) mounts anyway.
 
@@ -41,7 +46,8 @@ struct MountCommand: ParsableCommand {
             FUSE's options go to libfuse: allow_other, allow_root, auto_unmount, default_permissions, \
             noatime, nosuid, nodev, noexec, fsname=, subtype=, ... (see `man 8 fuse`). \
             Words only mount(8) and fstab mean are accepted and ignored: defaults, auto, noauto, user, \
-            users, nouser, nofail, _netdev, x-systemd.*, comment=..., and rw (the mount is always read-only). \
+            users, nouser, nofail, _netdev, x-systemd.*, comment=..., and rw (photos are always read-only; the kernel sees the mount as rw only so that `rmdir` works \
+            under /search). \
             Anything else fails before mounting, naming it: unknown mount option "...".
 
             From mount(8) and /etc/fstab (`make install` installs mount-scripts/mount.photofs as \

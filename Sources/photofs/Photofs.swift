@@ -11,17 +11,22 @@ struct Photofs: ParsableCommand {
         commandName: "photofs",
         abstract: "A read-only FUSE file system over a Flickr-style photo library.",
         discussion: """
-            A library is one SQLite file of photo metadata. Fill it with `photofs import flickr` (your own \
-            account: `photofs login flickr` once, then `photofs import flickr LIB --user me`), then \
-            `photofs mount` shows it as folders:
+            A library is one SQLite file of photo metadata. Fill it from your own photo folders \
+            (`photofs import folder LIB ~/Pictures`: dates, places and cameras from each file's EXIF, the files \
+            served in place), from Flickr (`photofs login flickr` once, then `photofs import flickr LIB --user \
+            me`) or from an Immich server (`photofs import immich`); one library can follow several. Then \
+            `photofs mount LIB DIR` shows it as folders:
 
               <mount>/regions/<Region>/<Photographer>/<Title>.jpg
               <mount>/moments/<Year>/<YYYY-MM-DD HH.MM.SS> <Title>.jpg
+              <mount>/events/<Year>/<YYYY-MM-DD Place>/...   (photos taken close in time and place)
+              <mount>/search/<words>/...   (any name looked up here is a search: ls "mnt/search/harbour 2019")
               <mount>/recent/<Title>.jpg      (the 20 most recently opened)
               <mount>/albums/<Album>/<Title>.jpg
 
-            Photos are downloaded when first opened and kept in a disk cache. `photofs demo` does all of \
-            this against a built-in library. See docs/user-guide.md.
+            Flickr and Immich photos are downloaded when first opened and kept in a disk cache; a folder's \
+            photos are read from their files. `photofs demo` does all of this against a built-in library. See \
+            docs/user-guide.md.
             """,
         subcommands: [ImportCommand.self, MountCommand.self, StatusCommand.self, LoginCommand.self, LogoutCommand.self,
                       AccountsCommand.self, DemoCommand.self, CacheCommand.self, OriginCommand.self, RenderCommand.self,

@@ -3,6 +3,7 @@
 import FlickrOrigin
 import Foundation
 import PhotoCatalog
+import TestRequirements
 import XCTest
 
 final class EventsAndSearchMountTests: XCTestCase {
@@ -201,6 +202,32 @@ final class EventsAndSearchMountTests: XCTestCase {
         let kept = list("search")
         XCTAssertEqual(kept.count, 20, "\(kept)")
         XCTAssertTrue(kept.contains("word24") && !kept.contains("belem"), "\(kept)")
+    }
+
+    /// A user who is not root mounts their library and forgets a query: with `default_permissions` the kernel
+    /// lets `rmdir` through only with /search's write bit for its owner (a 0555 /search refused it, EACCES).
+    func testTheMountingUserForgetsAQueryWithoutBeingRoot() throws {
+        try TestRequirement.root("to mount as nobody (setpriv)")
+        try write(burstYear())
+        // nobody owns everything the mount uses and can reach it: the library, the cache, the mount point.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: harness.root.path)
+        let chown = Shell.run("chown", ["-R", "65534:65534", harness.root.path])
+        XCTAssertEqual(chown.status, 0, chown.stderr)
+        let asNobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        try harness.mount(launcher: asNobody)
+        let looked = Shell.run(asNobody[0], Array(asNobody.dropFirst()) + ["ls", "-1", harness.path("search/rome")])
+        XCTAssertEqual(looked.status, 0, looked.stderr)
+        XCTAssertFalse(looked.text.isEmpty, "the query finds the Rome photos")
+        let mode = Shell.run(asNobody[0], Array(asNobody.dropFirst()) + ["stat", "-c", "%a %u", harness.path("search")])
+        XCTAssertEqual(mode.text, "755 65534\n", mode.stderr)
+        let removed = Shell.run(asNobody[0], Array(asNobody.dropFirst()) + ["rmdir", harness.path("search/rome")])
+        XCTAssertEqual(removed.status, 0, removed.stderr)
+        let left = Shell.run(asNobody[0], Array(asNobody.dropFirst()) + ["ls", "-1", harness.path("search")])
+        XCTAssertEqual(left.status, 0, left.stderr)
+        XCTAssertFalse(left.text.split(separator: "\n").contains("rome"), left.text)
+        // Everything else stays read-only for its owner too.
+        let refused = Shell.run(asNobody[0], Array(asNobody.dropFirst()) + ["rmdir", harness.path("moments/2018")])
+        XCTAssertNotEqual(refused.status, 0)
     }
 
     /// Names a user, a GUI or a fuzzer may type: a result or ENOENT, never another error, and the daemon lives on.

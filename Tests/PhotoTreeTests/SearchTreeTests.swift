@@ -27,6 +27,8 @@ final class SearchTreeTests: XCTestCase {
         let listing = searches.listing(newest: 5)
         XCTAssertEqual(listing.entries.count, 20)
         XCTAssertEqual(listing.attributes.node, .search)
+        XCTAssertEqual(listing.attributes.permissions, 0o755, "rmdir of a query needs /search's write bit for its owner")
+        XCTAssertEqual(listing.entry(named: "harbour 2019")?.attributes.permissions, 0o555)
         XCTAssertEqual(listing.entry(named: "harbour 2019")?.node, .searchResults(22))
         XCTAssertEqual(searches.node(named: "q3"), listing.entry(named: "q3")?.node)
     }
