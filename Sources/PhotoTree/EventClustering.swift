@@ -180,8 +180,9 @@ public enum EventClustering {
         var takenNames: [Int: Set<String>] = [:]
         for event in fixed where !event.members.isEmpty {
             let members = event.members.sorted { (times[$0], seqs[$0]) < (times[$1], seqs[$1]) }
-            let year = PhotoRecord.year(ofMoment: event.first)
             let name = EventNaming.validName(event.name)
+            let span = PhotoRecord.year(ofMoment: event.first)...PhotoRecord.year(ofMoment: max(event.first, event.last))
+            let year = EventNaming.year(ofName: name, within: span) ?? span.lowerBound
             takenNames[year, default: []].insert(name.lowercased())
             events.append(PhotoEvent(key: event.id, name: name, year: year,
                                      firstAt: members.first.map { times[$0] } ?? event.first,

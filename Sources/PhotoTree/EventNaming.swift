@@ -147,6 +147,18 @@ public enum EventNaming {
     }
 
     /// A stored name as a directory name: sanitised (a library file may hold anything) and at most 255 bytes.
+    /// The year a settled event's name starts with ("2021-01-01 Faro" → 2021) when it is one of `years` (those
+    /// its photos span), else nil. A settled event stays in that year's folder: a photo joining it from the
+    /// evening before New Year moves its first moment into the year before, and would otherwise move the
+    /// event's directory (its path) there, under a name that still says the later year.
+    static func year(ofName name: String, within years: ClosedRange<Int>) -> Int? {
+        let digits = name.utf8.prefix(5)
+        guard digits.count == 5, digits.last == UInt8(ascii: "-"),
+              digits.dropLast().allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              let year = Int(String(decoding: digits.dropLast(), as: UTF8.self)), years.contains(year) else { return nil }
+        return year
+    }
+
     static func validName(_ stored: String) -> String {
         FileNaming.compose(stem: FileNaming.sanitize(stored, fallback: TreeFallback.stem))
     }

@@ -114,6 +114,34 @@ final class EventClusteringTests: XCTestCase {
         XCTAssertEqual(after.events.count, before.events.count + 1)
     }
 
+    /// A photo from New Year's Eve joining a settled event of New Year's night moves its first moment into the
+    /// year before; the event stays in the year its name says (its path is kept), its name unchanged.
+    func testASettledEventKeepsItsYearWhenAPhotoJoinsFromTheYearBefore() {
+        let faro = (37.0194, -7.9322)
+        var library = Library()
+        library.burst(from: Self.at(2021, 1, 1, 0, 10), to: Self.at(2021, 1, 1, 0, 30), every: 600, place: "Faro", at: faro)
+        let (before, settled) = Self.settle(library.photos, [], now: Self.at(2021, 2, 1))
+        XCTAssertEqual(before.events.map(\.name), ["2021-01-01 Faro"])
+        library.add(Self.at(2020, 12, 31, 23, 50), place: "Faro", at: faro)
+        let joined = EventClustering.cluster(library.photos, stored: settled, now: Self.at(2021, 2, 1))
+        XCTAssertEqual(joined.settlement.joined.map(\.seq), [4])
+        // What the catalog then stores: the new member, and a first moment moved back to the joining photo's.
+        var stored = settled
+        stored[0].members.append(4)
+        stored[0].firstAt = Self.at(2020, 12, 31, 23, 50)
+        let after = EventClustering.cluster(library.photos, stored: stored, now: Self.at(2021, 3, 1))
+        XCTAssertEqual(after.events.map(\.name), ["2021-01-01 Faro"])
+        XCTAssertEqual(after.events.map(\.year), [2021], "the event stays in /events/2021")
+        XCTAssertEqual(after.events.first?.members.count, 4)
+        XCTAssertEqual(after.events.first?.key, before.events.first?.key)
+        // A name that says no year of the event's photos (a library edited by hand) gives the first photo's.
+        stored[0].name = "1999-01-01 Faro"
+        XCTAssertEqual(EventClustering.cluster(library.photos, stored: stored, now: Self.at(2021, 3, 1)).events.map(\.year), [2020])
+        XCTAssertEqual(EventNaming.year(ofName: "2021-12-31–2022-01-01 Faro", within: 2021...2022), 2021)
+        XCTAssertNil(EventNaming.year(ofName: "２０２１-01-01", within: 2021...2021), "ASCII digits only")
+        XCTAssertNil(EventNaming.year(ofName: "2021", within: 2021...2021))
+    }
+
     func testNamesAcrossDaysMonthsAndYearsAndWithoutPlace() {
         XCTAssertEqual(EventNaming.name(firstAt: Self.at(2019, 6, 7, 10), lastAt: Self.at(2019, 6, 7, 18), place: "Lisbon"),
                        "2019-06-07 Lisbon")
