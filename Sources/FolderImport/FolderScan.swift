@@ -73,6 +73,7 @@ public final class FolderScan {
             ? BackgroundResult(threadName: "catalog-read") { [catalog, roots] in try catalog.rememberedStats(roots: roots, pathOfURL: LocalFileContent.path(fromFileURI:)) }
             : nil
         var walk = FolderWalk.walk(roots: roots)
+        let deferredFiles = walk.images.filter { deferred.contains($0.path) }
         if !deferred.isEmpty { walk.images.removeAll { deferred.contains($0.path) } }
         for line in walk.warnings { warn(line, &plan) }
         for (_, kinds) in walk.skipped { for (kind, count) in kinds { plan.counts.skipped[kind.rawValue, default: 0] += count } }
@@ -128,6 +129,11 @@ public final class FolderScan {
         for (id, url) in try catalog.localPhotoURLs() where rememberedIDs.contains(id) {
             if let path = LocalFileContent.path(fromFileURI: url) { previousRepresentative[id] = path }
         }
+        // A remembered file gone from its path whose inode is a deferred file's was moved there (`mv` of its
+        // folder, found with files still settling): kept as it was, so no import in between removes its photo
+        // and the import that reads it finds it renamed (same inode, same photo).
+        let deferredInodes = Set(deferredFiles.map { FileIdentity(device: $0.device, inode: $0.inode) })
+        keptAsRemembered += classification.vanished.filter { deferredInodes.contains(FileIdentity(device: $0.device, inode: $0.inode)) }
         let vanished = classification.vanished.filter { v in !keptAsRemembered.contains(v) }
         let takenIDs = Set(try catalog.photos(ids: candidates.filter { $0.change == .new }.map { FolderScan.newID($0) }).keys)
         let resolution = FileReconciliation.unchanged(candidates: candidates, vanished: vanished,
@@ -257,4 +263,10 @@ public final class FolderScan {
         }
         return text
     }
+}
+
+/// A file's device and inode: what stays when a file is renamed within a file system.
+struct FileIdentity: Hashable {
+    let device: UInt64
+    let inode: UInt64
 }

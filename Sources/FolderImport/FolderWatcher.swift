@@ -158,11 +158,15 @@ public final class FolderWatcher {
     }
 
     /// A folder that appeared (created, or moved in with its files): watched with everything under it, and
-    /// its image files judged as being written until their sizes settle (their events came before the watch).
+    /// its image files modified in the last second judged as being written until their sizes settle (their
+    /// events came before the watch); older ones are complete.
     private func addFolder(_ path: String, now current: Double) {
         guard watch(path) else { return }
         for folder in FolderWatcher.subfolders(of: path) { _ = watch(folder) }
-        for file in FolderWalk.walk(roots: [path]).images { batching.appeared(file.path, at: current) }
+        let wallClock = Double(time(nil))
+        for file in FolderWalk.walk(roots: [path]).images {
+            batching.appeared(file.path, at: current, modifiedAgo: wallClock - Double(file.mtimeNanos / 1_000_000_000))
+        }
     }
 
     private func watch(_ folder: String) -> Bool {

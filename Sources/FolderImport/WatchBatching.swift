@@ -13,7 +13,8 @@ import Foundation
 ///   batch: the library keeps what it remembered of it, and its close starts a batch of its own. Only its
 ///   close counts as a change, so a file being written starts no import. A close may never come: a file found
 ///   in a folder that appeared with files already in it (their events came before its watch) is judged by
-///   size, done once two stats `unclosedQuiet` (1 s) apart agree; a writer that holds a file open without
+///   size, done once two stats `unclosedQuiet` (1 s) apart agree (or at once when it was last modified longer
+///   ago than that: a folder moved in); a writer that holds a file open without
 ///   writing for `closeTimeout` (30 s) is judged the same way.
 public struct WatchBatching: Sendable {
     public var quiet: Double = 0.25
@@ -65,10 +66,18 @@ public struct WatchBatching: Sendable {
         writing[path] = Writing(lastEvent: now, awaitsClose: true, seen: nil)
     }
 
-    /// A file whose writer was not seen (found in a folder that appeared): deferred until its size settles.
-    public mutating func appeared(_ path: String, at now: Double) {
-        writing[path] = Writing(lastEvent: now, awaitsClose: false, seen: nil)
-        changed(at: now)
+    /// A file whose writer was not seen (found in a folder that appeared): deferred until its size settles,
+    /// unless it was last modified `unclosedQuiet` or more before (`modifiedAgo`, seconds): a folder moved in
+    /// (`mv`) holds files written long ago, and waiting for two stats of each made a moved folder's photos
+    /// show 2.4–2.9 s after the move (the figure is 2 s) and, in between, an import that saw their old
+    /// paths gone removed them (new inodes once back).
+    public mutating func appeared(_ path: String, at now: Double, modifiedAgo: Double = 0) {
+        if modifiedAgo >= unclosedQuiet {
+            finished(path, at: now)
+        } else {
+            writing[path] = Writing(lastEvent: now, awaitsClose: false, seen: nil)
+            changed(at: now)
+        }
     }
 
     /// A file was closed after writing (IN_CLOSE_WRITE), renamed, or deleted: it is complete, or gone.

@@ -26,9 +26,10 @@ final class FolderImporterTests: XCTestCase {
     }
 
     @discardableResult
-    func importFolder() throws -> FolderImportReport {
+    func importFolder(deferring deferred: Set<String> = []) throws -> FolderImportReport {
         let catalog = try Catalog(path: library)
-        return try FolderImporter(catalog: catalog, roots: [photos], logger: Logger(label: "test"), progress: nil).run()
+        return try FolderImporter(catalog: catalog, roots: [photos], logger: Logger(label: "test"), progress: nil,
+                                  deferred: deferred).run()
     }
 
     func photo(titled title: String) throws -> PhotoRecord? {
@@ -138,6 +139,30 @@ final class FolderImporterTests: XCTestCase {
         let gone = try importFolder()
         XCTAssertEqual(gone.counts.removed, 1)
         XCTAssertNil(try photo(titled: "c"))
+    }
+
+    /// `--watch` defers files it judges still being written, as those of a folder moved in a moment after it was
+    /// written: the import meanwhile must not remove the photos whose files moved there (their inode is a
+    /// deferred file's), and the next one finds them renamed, the same photos.
+    func testAFolderMovedWhileItsFilesAreDeferredKeepsItsPhotos() throws {
+        try write("trip/a.jpg", seed: 30, tags: ["-ImageDescription=Alpha"])
+        try importFolder()
+        let alpha = try XCTUnwrap(photo(titled: "Alpha"))
+        try FileManager.default.moveItem(atPath: photos + "/trip", toPath: photos + "/trip 2")
+        let meanwhile = try importFolder(deferring: [photos + "/trip 2/a.jpg"])
+        XCTAssertEqual(meanwhile.counts.removed, 0, "its file moved, it is not gone")
+        XCTAssertEqual(try photo(titled: "Alpha")?.seq, alpha.seq)
+        let settled = try importFolder()
+        XCTAssertEqual(settled.counts.renamedOrMoved, 1)
+        XCTAssertEqual(settled.counts.removed, 0)
+        let moved = try XCTUnwrap(photo(titled: "Alpha"))
+        XCTAssertEqual(moved.seq, alpha.seq, "same photo, same inode in the mount")
+        XCTAssertTrue(moved.originalURL.hasSuffix("/trip%202/a.jpg") || moved.originalURL.hasSuffix("/trip 2/a.jpg"), moved.originalURL)
+        // A deleted file is still removed while another is deferred.
+        try write("b.jpg", seed: 31)
+        try importFolder()
+        try FileManager.default.removeItem(atPath: photos + "/b.jpg")
+        XCTAssertEqual(try importFolder(deferring: [photos + "/trip 2/a.jpg"]).counts.removed, 1)
     }
 
     func testAnotherFoldersImportLeavesThisOnesPhotos() throws {

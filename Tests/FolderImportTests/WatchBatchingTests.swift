@@ -73,6 +73,15 @@ final class WatchBatchingTests: XCTestCase {
         XCTAssertEqual(batching.decision(at: 3.25), .importNow(deferring: []))
     }
 
+    /// A folder moved in holds files written long before: complete at once, no stats to wait for.
+    func testFilesOfAFolderMovedInAreCompleteUnlessJustModified() {
+        var batching = WatchBatching()
+        batching.appeared("/p/moved/old.jpg", at: 0, modifiedAgo: 3600)
+        batching.appeared("/p/moved/fresh.jpg", at: 0, modifiedAgo: 0.2)
+        XCTAssertEqual(batching.filesBeingWritten, ["/p/moved/fresh.jpg"])
+        XCTAssertEqual(batching.decision(at: 0.25), .importNow(deferring: ["/p/moved/fresh.jpg"]))
+    }
+
     /// A writer that stops writing without closing (or whose close was lost) is judged by size after 30 s.
     func testAStalledWriterIsJudgedBySizeAfterTheCloseTimeout() {
         var batching = WatchBatching()

@@ -92,6 +92,38 @@ final class FolderWatchMountTests: XCTestCase {
         XCTAssertEqual(names("moments/2022").count, 1)
     }
 
+    /// A folder renamed (`mv`) keeps its photos: the same inodes, their origin the new path, and no import in
+    /// between that removes them (its files, found in a folder that appeared, were judged still being written:
+    /// one import saw the old paths gone and removed the photos, the next added them back as new ones). One
+    /// file was written long before, one just now (still judged by its size).
+    func testAFolderRenamedKeepsItsPhotos() throws {
+        let old = photos + "/trip/IMG_20230304_050607.jpg"
+        try jpeg(seed: 8).write(to: URL(fileURLWithPath: old))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_600_000_000)], ofItemAtPath: old)
+        try startWatching()
+        XCTAssertTrue(eventually(within: 60) { watcherOutput.contains("1 new") }, watcherOutput)
+        try harness.mount()
+        let name = "moments/2023/2023-03-04 05.06.07 IMG_20230304_050607.jpg"
+        let inode = harness.inode(of: harness.path(name))
+        try jpeg(seed: 9).write(to: URL(fileURLWithPath: photos + "/trip/IMG_20240506_070809.jpg"))
+        let fresh = "moments/2024/2024-05-06 07.08.09 IMG_20240506_070809.jpg"
+        XCTAssertTrue(eventually(within: deadline) { !names("moments/2024").isEmpty }, "the second photo")
+        let freshInode = harness.inode(of: harness.path(fresh))
+
+        // Modified just now: the folder that appears holds a file that may still be being written.
+        try FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: photos + "/trip/IMG_20240506_070809.jpg")
+        try FileManager.default.moveItem(atPath: photos + "/trip", toPath: photos + "/trip 2019")
+        XCTAssertTrue(eventually(within: deadline) {
+            Shell.run("getfattr", ["--only-values", "-n", "user.xdg.origin.url", harness.path(fresh)]).text
+                == FileURI.glib(path: photos + "/trip 2019/IMG_20240506_070809.jpg")
+                && Shell.run("getfattr", ["--only-values", "-n", "user.xdg.origin.url", harness.path(name)]).text
+                == FileURI.glib(path: photos + "/trip 2019/IMG_20230304_050607.jpg")
+        }, "moved: \(watcherOutput)")
+        XCTAssertEqual(harness.inode(of: harness.path(name)), inode)
+        XCTAssertEqual(harness.inode(of: harness.path(fresh)), freshInode)
+        XCTAssertFalse(watcherOutput.contains("removed"), watcherOutput)
+    }
+
     /// A file held open half-written is left out of the imports that run meanwhile (another file's import
     /// shows it is not there), and comes in once it is closed.
     func testAFileBeingWrittenIsImportedOnlyOnceClosed() throws {
