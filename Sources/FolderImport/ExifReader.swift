@@ -23,10 +23,12 @@ public enum ExifReader {
             guard index < ifds.count, let content = ifds[index] else { return nil }
             return exif_content_get_entry(content, ExifTag(rawValue: tag))
         }
+        var oversized: [UInt32: Int] = [:]
         func text(_ ifd: ExifIfd, _ tag: UInt32) -> String? {
             guard let entry = entry(ifd, tag), entry.pointee.format == EXIF_FORMAT_ASCII || entry.pointee.format == EXIF_FORMAT_UNDEFINED,
                   let base = entry.pointee.data else { return nil }
             let count = min(Int(entry.pointee.size), ExifFields.textLimit)
+            if Int(entry.pointee.size) > ExifFields.textLimit { oversized[tag] = Int(entry.pointee.size) }
             var raw = Array(UnsafeBufferPointer(start: base, count: count))
             if let nul = raw.firstIndex(of: 0) { raw.removeSubrange(nul...) }
             return String(decoding: raw, as: UTF8.self)
@@ -68,6 +70,12 @@ public enum ExifReader {
         fields.orientation = integer(EXIF_IFD_0, 0x0112)
         fields.pixelWidth = integer(EXIF_IFD_EXIF, 0xA002)
         fields.pixelHeight = integer(EXIF_IFD_EXIF, 0xA003)
+        // libexif loads the first 0xfffe bytes of a bare block (a JPEG segment's most); a HEIC's block can be
+        // larger (exiftool put a 1.1 MB description there, and the date and GPS behind it were lost).
+        if bytes.starts(with: Array("Exif".utf8) + [0, 0]), bytes.count - 6 > 0xfffe { fields.blockBytes = bytes.count - 6 }
+        let names: [UInt32: String] = [0x013B: "Artist", 0x010F: "Make", 0x0110: "Model", 0x010E: "ImageDescription"]
+        fields.cutTexts = oversized.compactMap { tag, size in names[tag].map { ($0, size) } }.sorted { $0.0 < $1.0 }
+            .map { ExifFields.CutText(name: $0.0, bytes: $0.1) }
         return fields
     }
 }

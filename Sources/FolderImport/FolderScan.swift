@@ -174,6 +174,9 @@ public final class FolderScan {
                 warn("image skipped: \(FolderScan.printable(path)): could not be read again", &plan)
                 continue
             }
+            for problem in PhotoMetadataRules.unusableValues(reading.exif, now: now) {
+                warn("image \(FolderScan.printable(path)): EXIF \(problem)", &plan)
+            }
             var photo = PhotoMetadataRules.metadata(
                 exif: reading.exif, fileName: (path as NSString).lastPathComponent,
                 modifiedWallClock: CaptureDateRules.localWallClock(ofUnixTime: reading.file.mtimeNanos / 1_000_000_000),

@@ -27,6 +27,16 @@ public struct ExifFields: Equatable, Sendable {
     public var orientation: Int?
     public var pixelWidth: Int?
     public var pixelHeight: Int?
+    /// Text fields longer than `textLimit`, cut to it (the import warns of each).
+    public var cutTexts: [CutText] = []
+    /// The size of an EXIF block larger than libexif reads (64 KiB): tags stored beyond are lost.
+    public var blockBytes: Int?
+
+    public struct CutText: Equatable, Sendable {
+        public var name: String
+        public var bytes: Int
+        public init(name: String, bytes: Int) { self.name = name; self.bytes = bytes }
+    }
 
     public init() {}
 }
@@ -157,20 +167,81 @@ public enum PhotoMetadataRules {
     /// Decimal degrees from EXIF GPS: degrees + minutes/60 + seconds/3600, negative for S and W. nil when a
     /// part is missing, not finite, negative, or the result is out of range (|lat| > 90, |lon| > 180).
     public static func coordinates(_ exif: ExifFields) -> (Double, Double)? {
-        guard let latitude = degrees(exif.gpsLatitude, reference: exif.gpsLatitudeRef, negative: "S", limit: 90),
-              let longitude = degrees(exif.gpsLongitude, reference: exif.gpsLongitudeRef, negative: "W", limit: 180)
+        guard let latitude = degrees(exif.gpsLatitude, reference: exif.gpsLatitudeRef, positive: "N", negative: "S", limit: 90),
+              let longitude = degrees(exif.gpsLongitude, reference: exif.gpsLongitudeRef, positive: "E", negative: "W", limit: 180)
         else { return nil }
         // 0,0 is a GPS that had no fix (SourcePhoto treats it as no location too).
         if latitude == 0 && longitude == 0 { return nil }
         return (latitude, longitude)
     }
 
-    static func degrees(_ parts: [Double]?, reference: String?, negative: String, limit: Double) -> Double? {
+    /// `positive` and `negative`: the reference letters EXIF allows ("N"/"S", "E"/"W"); any other reference
+    /// makes the position unusable (a "Z" read as east put a photo on the wrong side of the world). A missing
+    /// reference reads as positive, as exiftool reads it.
+    static func degrees(_ parts: [Double]?, reference: String?, positive: String, negative: String, limit: Double) -> Double? {
+        // Minutes and seconds of 60 are rounding, not errors: exiftool writes 9.1° as 9 5 60.
         guard let parts, parts.count == 3, parts.allSatisfy({ $0.isFinite && $0 >= 0 }),
-              parts[1] < 60, parts[2] < 60 else { return nil }
+              parts[1] <= 60, parts[2] <= 60 else { return nil }
         let value = parts[0] + parts[1] / 60 + parts[2] / 3600
         guard value <= limit else { return nil }
-        let sign: Double = cleanText(reference)?.uppercased().hasPrefix(negative) == true ? -1 : 1
-        return sign * value
+        switch cleanText(reference)?.uppercased() {
+        case nil, positive?: return value
+        case negative?: return -value
+        default: return nil
+        }
+    }
+
+    /// What a file's EXIF held that the import could not use, one phrase each ("DateTimeOriginal
+    /// \"2019:13:45 10:00:00\" is not a date"): each becomes a warning naming the file, and the photo imports
+    /// without it (the next date in the fallback order, no place, a cut text). A camera's "no value" — blank,
+    /// or a date of zeros — is not worth one.
+    public static func unusableValues(_ exif: ExifFields, now: Int64) -> [String] {
+        var found: [String] = []
+        let latest = CaptureDateRules.latestYear(now: now)
+        for (name, text) in [("DateTimeOriginal", exif.dateTimeOriginal), ("DateTimeDigitized", exif.dateTimeDigitized),
+                             ("DateTime", exif.dateTime)] {
+            guard let text, !isNoValue(text), CaptureDateRules.exifDate(text, latestYear: latest) == nil else { continue }
+            found.append("\(name) \(shown(text)) is not a date between 1826 and \(latest)")
+        }
+        for (name, text) in [("OffsetTimeOriginal", exif.offsetTimeOriginal), ("OffsetTimeDigitized", exif.offsetTimeDigitized),
+                             ("OffsetTime", exif.offsetTime)] {
+            guard let text, !isNoValue(text), CaptureDateRules.offsetMinutes(text) == nil else { continue }
+            found.append("\(name) \(shown(text)) is not a time zone offset (-12:00 to +14:00)")
+        }
+        let hasGPS = exif.gpsLatitude != nil || exif.gpsLongitude != nil
+            || cleanText(exif.gpsLatitudeRef) != nil || cleanText(exif.gpsLongitudeRef) != nil
+        if hasGPS && coordinates(exif) == nil
+            && !(exif.gpsLatitude?.allSatisfy { $0 == 0 } == true && exif.gpsLongitude?.allSatisfy { $0 == 0 } == true) {
+            found.append("GPS position (latitude \(shown(exif.gpsLatitude, exif.gpsLatitudeRef)), longitude "
+                         + "\(shown(exif.gpsLongitude, exif.gpsLongitudeRef))) is incomplete or out of range: no place")
+        }
+        if let bytes = exif.blockBytes {
+            found.append("block of \(bytes) bytes: only its first 65534 are read, tags stored beyond them are lost")
+        }
+        for cut in exif.cutTexts {
+            found.append("\(cut.name) of \(cut.bytes) bytes cut to its first \(ExifFields.textLimit)")
+        }
+        return found
+    }
+
+    /// Blank, or only zeros and separators ("0000:00:00 00:00:00", "  :  :     :  :  "): what cameras write
+    /// for "unknown".
+    private static func isNoValue(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { $0 == "0" || $0 == ":" || $0 == "-" || $0 == " " || $0 == "\0" || $0 == "T" }
+    }
+
+    /// A value as a warning shows it: quoted, at most 40 characters, control characters escaped.
+    private static func shown(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars.prefix(40) {
+            if scalar.value < 0x20 || scalar.value == 0x7F { out += "\\u{\(String(scalar.value, radix: 16))}" }
+            else { out.unicodeScalars.append(scalar) }
+        }
+        return "\"" + out + (text.unicodeScalars.count > 40 ? "…" : "") + "\""
+    }
+
+    private static func shown(_ parts: [Double]?, _ reference: String?) -> String {
+        let value = parts.map { $0.map { String(format: "%g", $0) }.joined(separator: " ") } ?? "none"
+        return value + (reference.map { " " + shown($0) } ?? "")
     }
 }

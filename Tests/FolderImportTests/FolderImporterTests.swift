@@ -141,6 +141,36 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertNil(try photo(titled: "c"))
     }
 
+    /// Hostile EXIF written with exiftool's raw values: each unusable value is a warning naming the file, and
+    /// the photo imports with the rest (exiftool's own 9.1° as 9 5 60 included: a position, not a warning).
+    func testUnusableExifValuesAreWarningsAndTheRestImports() throws {
+        try write("hostile.jpg", seed: 40, tags: [
+            "-DateTimeOriginal#=2019:13:45 10:00:00", "-OffsetTimeOriginal#=+99:00", "-ModifyDate=2018:01:02 03:04:05",
+            "-GPSLatitude=38.7", "-GPSLatitudeRef#=Q", "-GPSLongitude=9.1", "-GPSLongitudeRef#=Z", "-Artist=Grace",
+        ])
+        try write("rounded.jpg", seed: 41, tags: ["-GPSLatitude=38.7", "-GPSLatitudeRef=N", "-GPSLongitude=9.1",
+                                                  "-GPSLongitudeRef=W"])
+        let source = try write("big.jpg", seed: 42, tags: ["-DateTimeOriginal=2021:09:09 09:09:09"])
+        try PhotoFixtures.heic(from: source, to: photos + "/big.heic")
+        try FileManager.default.removeItem(atPath: source)
+        let description = directory.appendingPathComponent("description.txt").path
+        try String(repeating: "x", count: 1_100_000).write(toFile: description, atomically: true, encoding: .utf8)
+        try PhotoFixtures.exiftool(photos + "/big.heic", ["-ImageDescription<=" + description])
+
+        let report = try importFolder()
+        XCTAssertEqual(report.counts.new, 3)
+        // Month 13, +99:00, the references Q and Z, and the HEIC's block past libexif's 64 KiB.
+        XCTAssertEqual(report.counts.warnings, 4)
+        let hostile = try XCTUnwrap(photo(titled: "hostile"))
+        XCTAssertEqual(hostile.dateTaken, "2018-01-02 03:04:05", "DateTime (IFD0) when DateTimeOriginal is no date")
+        XCTAssertNil(hostile.latitude)
+        XCTAssertEqual(try Catalog(path: library).photoDetails(seq: hostile.seq)?.photographerName, "Grace")
+        let rounded = try XCTUnwrap(photo(titled: "rounded"))
+        XCTAssertEqual(rounded.latitude ?? 0, 38.7, accuracy: 0.0001)
+        XCTAssertEqual(rounded.longitude ?? 0, -9.1, accuracy: 0.0001)
+        XCTAssertNotNil(try photo(titled: "big"), "imported, its EXIF beyond 64 KiB lost")
+    }
+
     /// `--watch` defers files it judges still being written, as those of a folder moved in a moment after it was
     /// written: the import meanwhile must not remove the photos whose files moved there (their inode is a
     /// deferred file's), and the next one finds them renamed, the same photos.

@@ -71,7 +71,9 @@ final class PhotoMetadataRulesTests: XCTestCase {
         exif.gpsLongitudeRef = "W"
         XCTAssertLessThan(PhotoMetadataRules.coordinates(exif)?.0 ?? 0, 0)
         XCTAssertLessThan(PhotoMetadataRules.coordinates(exif)?.1 ?? 0, 0)
-        for bad in [[91.0, 0, 0], [90, 30, 0], [.nan, 0, 0], [.infinity, 0, 0], [-1, 0, 0], [10, 60, 0], [10, 0]] {
+        exif.gpsLongitude = [9, 5, 60] // exiftool's own rounding of 9.1°
+        XCTAssertEqual(PhotoMetadataRules.coordinates(exif)?.1 ?? 0, -9.1, accuracy: 0.000_001)
+        for bad in [[91.0, 0, 0], [90, 30, 0], [.nan, 0, 0], [.infinity, 0, 0], [-1, 0, 0], [10, 61, 0], [10, 0, 60.5], [10, 0]] {
             exif.gpsLatitude = bad
             XCTAssertNil(PhotoMetadataRules.coordinates(exif), "\(bad)")
         }
@@ -80,5 +82,56 @@ final class PhotoMetadataRulesTests: XCTestCase {
         XCTAssertNil(PhotoMetadataRules.coordinates(exif), "0,0 is a GPS without a fix")
         exif.gpsLongitude = [181, 0, 0]
         XCTAssertNil(PhotoMetadataRules.coordinates(exif))
+    }
+
+    func testAReferenceOtherThanItsTwoLettersMakesNoPosition() {
+        var exif = ExifFields()
+        exif.gpsLatitude = [38, 43, 0]
+        exif.gpsLongitude = [9, 8, 0]
+        exif.gpsLatitudeRef = "n "
+        exif.gpsLongitudeRef = nil
+        XCTAssertNotNil(PhotoMetadataRules.coordinates(exif), "lower case, padded, or missing: read as exiftool reads them")
+        exif.gpsLongitudeRef = "Z"
+        XCTAssertNil(PhotoMetadataRules.coordinates(exif), "Z is neither east nor west")
+        exif.gpsLongitudeRef = "W"
+        exif.gpsLatitudeRef = "Q"
+        XCTAssertNil(PhotoMetadataRules.coordinates(exif))
+    }
+
+    /// Values present but unusable each give a phrase (a warning of the import); a camera's "no value" none.
+    func testUnusableValuesAreNamed() {
+        let now = Int64(1_795_000_000) // 2026
+        var exif = ExifFields()
+        exif.dateTimeOriginal = "0000:00:00 00:00:00"
+        exif.dateTimeDigitized = "    :  :     :  :  "
+        exif.dateTime = "2019:06:08 09:30:12"
+        exif.offsetTimeOriginal = "+02:00"
+        XCTAssertEqual(PhotoMetadataRules.unusableValues(exif, now: now), [])
+        exif.dateTimeOriginal = "2019:13:45 10:00:00"
+        exif.dateTimeDigitized = "9999:01:01 00:00:00"
+        exif.offsetTimeOriginal = "+99:00"
+        exif.gpsLatitude = [95, 0, 0]
+        exif.gpsLatitudeRef = "N"
+        exif.gpsLongitude = [9, 8, 0]
+        exif.gpsLongitudeRef = "W"
+        exif.cutTexts = [.init(name: "Artist", bytes: 1_100_000)]
+        exif.blockBytes = 1_200_000
+        let found = PhotoMetadataRules.unusableValues(exif, now: now)
+        XCTAssertEqual(found.count, 6, "\(found)")
+        XCTAssertTrue(found[0].hasPrefix("DateTimeOriginal \"2019:13:45 10:00:00\" is not a date"), found[0])
+        XCTAssertTrue(found[1].hasPrefix("DateTimeDigitized \"9999:01:01 00:00:00\""), found[1])
+        XCTAssertTrue(found[2].hasPrefix("OffsetTimeOriginal \"+99:00\" is not a time zone offset"), found[2])
+        XCTAssertTrue(found[3].hasPrefix("GPS position (latitude 95 0 0 \"N\", longitude 9 8 0 \"W\")"), found[3])
+        XCTAssertEqual(found[4], "block of 1200000 bytes: only its first 65534 are read, tags stored beyond them are lost")
+        XCTAssertEqual(found[5], "Artist of 1100000 bytes cut to its first 4096")
+        // The rest still imports: the date falls back to DateTime.
+        let metadata = PhotoMetadataRules.metadata(exif: exif, fileName: "x.jpg", modifiedWallClock: nil, now: now, headerSize: nil)
+        XCTAssertEqual(metadata.captured?.origin, .dateTime)
+        XCTAssertNil(metadata.latitude)
+        // Control characters and long values are shown escaped and cut.
+        var odd = ExifFields()
+        odd.dateTime = "\u{1}" + String(repeating: "x", count: 100)
+        XCTAssertEqual(PhotoMetadataRules.unusableValues(odd, now: now).first?.hasPrefix("DateTime \"\\u{1}xxx"), true)
+        XCTAssertEqual(PhotoMetadataRules.unusableValues(odd, now: now).first?.contains("…\""), true)
     }
 }
