@@ -21,8 +21,13 @@ public enum FolderWalk {
         // the catalog keeps them, so a re-import merges the two without sorting or hashing (UnchangedReimport).
         for root in roots.sorted(by: { PathOrder.precedes($0 + "/", $1 + "/") }) {
             var info = stat()
-            guard stat(root, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-                result.warnings.append("folder not imported: \(root): \(lastError(or: "not a folder"))")
+            guard stat(root, &info) == 0 else {
+                result.warnings.append("folder not imported: \(root): \(lastError(or: "cannot be read"))")
+                continue
+            }
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                // errno is not this stat's (it succeeded): say what the root is not.
+                result.warnings.append("folder not imported: \(root): not a folder")
                 continue
             }
             guard let handle = opendir(root) else {

@@ -59,6 +59,11 @@ struct FolderImportCommand: ParsableCommand {
             }
             let path = String(cString: resolved)
             free(resolved)
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
+                logger.warning("folder not imported: \(folder): not a folder (name the folder that holds it)")
+                continue
+            }
             if !roots.contains(path) { roots.append(path) }
         }
         guard !roots.isEmpty else { throw CommandFailure("none of the folders can be imported") }

@@ -43,6 +43,21 @@ final class FolderMountTests: MountedTestCase {
         return result
     }
 
+    /// A file named where a folder is expected: said so, and with nothing else to import the command fails.
+    func testAFileNamedInsteadOfAFolderIsRefusedClearly() throws {
+        let file = try photo("IMG_20220102_030405.jpg", seed: 1, tags: [])
+        let result = harness.photofs(["import", "folder", harness.library, file])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("not a folder"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("none of the folders can be imported"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("No such file"), result.stderr)
+        // Beside a folder, it is a warning and the folder imports.
+        let both = harness.photofs(["import", "folder", harness.library, file, photos])
+        XCTAssertEqual(both.status, 0, both.stderr)
+        XCTAssertTrue(both.stderr.contains("not a folder"), both.stderr)
+        XCTAssertTrue(both.text.contains("1 new"), both.text)
+    }
+
     func testFoldersAndFlickrInOneMount() throws {
         try require("exiftool", package: "libimage-exiftool-perl")
         let tokyo = try photo("2024 Japan/DSC0001.jpg", seed: 1, tags: [
