@@ -16,6 +16,8 @@ public struct EventRules: Sendable {
     /// log of the 2d + 1 gaps around it by log K; the paper's d = 10 and K = 17.
     public var window = 10
     public var gapRatio: Double = 17
+    /// Gaps this long or longer (a night) are not the rhythm PhotoTOC's mean measures (see `EventBoundaries`).
+    public var rhythmGap: Int64 = 8 * 3600
     /// Pieces of fewer photos join the nearer neighbour (in time) across a boundary that is not a hard one.
     public var minimumPhotos = 3
     /// A place the library has photos on at least this many distinct days is "home": nights between two
@@ -33,6 +35,7 @@ public struct EventRules: Sendable {
         let century: Int64 = 100 * 366 * 86_400
         var rules = self
         rules.minimumGap = min(max(minimumGap, 0), century)
+        rules.rhythmGap = min(max(rhythmGap, 0), century)
         rules.maximumGap = min(max(maximumGap, 0), century)
         rules.settlingTime = min(max(settlingTime, 0), century)
         rules.window = min(max(window, 0), 10_000)
@@ -308,7 +311,8 @@ enum EventBoundaries {
 
     /// One kind per gap (`photos.count - 1` of them): hard above `maximumGap`, across a settled event
     /// (`barrier`) or a jump over `maximumJumpMeters`; none under `minimumGap`; otherwise soft where PhotoTOC's
-    /// rule finds the gap standing out: log(gap) ≥ log(K) + mean of the logs of the gaps within `window`.
+    /// rule finds the gap standing out: log(gap) ≥ log(K) + mean of the logs of the gaps within `window`
+    /// (those of `rhythmGap` or more left out).
     static func find(times: [Int64], coordinates: [(Double, Double)?], rules: EventRules,
                      barrier: (Int64, Int64) -> Bool) -> [Kind] {
         let gapCount = max(0, times.count - 1)
@@ -318,8 +322,18 @@ enum EventBoundaries {
             // Times are clamped to years 1–9999, so the difference fits easily; a gap under a second counts as one.
             logs[position] = Foundation.log(Double(max(times[position + 1] - times[position], 1)))
         }
+        // The window's mean is the rhythm of taking photos within a day: it leaves out gaps of `rhythmGap`
+        // (8 hours, a night) or more. Nights and days without photos around a small burst raised the mean past
+        // any gap of the day: four photos one morning at home and four that evening, among photos one a day
+        // for a month, made one event, and a day trip of six photos the morning after a trip joined the trip.
+        // Prefix sums of the logs kept and of how many were kept.
         var prefix = [Double](repeating: 0, count: gapCount + 1)
-        for position in 0..<gapCount { prefix[position + 1] = prefix[position] + logs[position] }
+        var kept = [Int](repeating: 0, count: gapCount + 1)
+        for position in 0..<gapCount {
+            let inRhythm = times[position + 1] - times[position] < rules.rhythmGap
+            prefix[position + 1] = prefix[position] + (inRhythm ? logs[position] : 0)
+            kept[position + 1] = kept[position] + (inRhythm ? 1 : 0)
+        }
         // The nearest geotagged photo at or before each position, and at or after it.
         var lastGeotagged = [Int](repeating: -1, count: times.count)
         var nextGeotagged = [Int](repeating: -1, count: times.count)
@@ -348,7 +362,10 @@ enum EventBoundaries {
                 continue
             }
             let low = max(0, position - window), high = min(gapCount - 1, position + window)
-            let mean = (prefix[high + 1] - prefix[low]) / Double(high - low + 1)
+            // No gap of the window in the day's rhythm (photos a day or more apart): nothing stands out.
+            let count = kept[high + 1] - kept[low]
+            guard count > 0 else { continue }
+            let mean = (prefix[high + 1] - prefix[low]) / Double(count)
             if logs[position] >= threshold + mean { kinds[position] = .soft }
         }
         return kinds

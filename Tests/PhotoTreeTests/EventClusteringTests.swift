@@ -66,6 +66,30 @@ final class EventClusteringTests: XCTestCase {
         XCTAssertEqual(EventNaming.comment(for: result.events[2]), "2019-06-15 09:00 – 2019-06-15 17:00; Sintra; 33 photos")
     }
 
+    /// Small bursts among a month of one photo a day: four photos one morning at home and four that evening
+    /// are two events, and a day trip of six photos the morning after a trip is its own (the days without
+    /// photos around them had raised PhotoTOC's mean past any gap of the day: one event each time).
+    func testSmallBurstsAmongDailyPhotosAreEventsOfTheirOwn() {
+        var library = Library()
+        var time = Self.at(2019, 5, 1, 20)
+        for _ in 0..<30 { library.add(time, place: "Porto", at: Self.porto); time += 23 * 3600 }
+        library.burst(from: Self.at(2019, 6, 7, 10), to: Self.at(2019, 6, 7, 18), every: 3600, place: "Lisbon", at: Self.lisbon)
+        library.burst(from: Self.at(2019, 6, 8, 10), to: Self.at(2019, 6, 8, 16), every: 3600, place: "Lisbon", at: Self.lisbon)
+        library.burst(from: Self.at(2019, 6, 9, 9), to: Self.at(2019, 6, 9, 10, 15), every: 900, place: "Sintra", at: Self.sintra)
+        library.burst(from: Self.at(2019, 6, 20, 8), to: Self.at(2019, 6, 20, 8, 45), every: 900, place: "Porto", at: Self.porto)
+        library.burst(from: Self.at(2019, 6, 20, 19), to: Self.at(2019, 6, 20, 19, 45), every: 900, place: "Porto", at: Self.porto)
+        time = Self.at(2019, 6, 21, 20)
+        for _ in 0..<10 { library.add(time, place: "Porto", at: Self.porto); time += 23 * 3600 }
+        let result = EventClustering.cluster(library.photos, stored: [], now: Self.at(2019, 8, 1))
+        let names = result.events.map(\.name)
+        XCTAssertTrue(names.contains("2019-06-07–08 Lisbon"), "\(names)")
+        XCTAssertTrue(names.contains("2019-06-09 Sintra"), "\(names)")
+        XCTAssertTrue(names.contains("2019-06-20 08.00 Porto") && names.contains("2019-06-20 19.00 Porto"), "\(names)")
+        XCTAssertEqual(result.events.first { $0.name == "2019-06-20 08.00 Porto" }?.members.count, 4)
+        XCTAssertEqual(result.events.first { $0.name == "2019-06-20 19.00 Porto" }?.members.count, 4)
+        XCTAssertEqual(result.events.first { $0.name == "2019-06-09 Sintra" }?.members.count, 6)
+    }
+
     func testUnsortedInputAndRepeatedSeqsGiveTheSameEvents() {
         let photos = Self.burstLibrary().photos
         let reference = EventClustering.cluster(photos, stored: [], now: Self.july2019)
