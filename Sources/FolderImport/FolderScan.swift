@@ -245,7 +245,7 @@ public final class FolderScan {
                                      etag: LocalFileContent.etag(partialHash: reading.partialHash, size: file.size,
                                                                  mtimeNanos: file.mtimeNanos),
                                      lastModified: String(file.mtimeNanos)),
-            access: .localFile)
+            access: .localFile, camera: metadata.camera)
     }
 
     static func walked(_ file: RememberedFile) -> WalkedFile? {

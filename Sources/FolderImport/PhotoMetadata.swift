@@ -54,6 +54,8 @@ public struct FileMetadata: Equatable, Sendable {
     public var orientation: Int
     public var pixelWidth: Int?
     public var pixelHeight: Int?
+    /// EXIF Make and Model ("Canon EOS 80D"), whoever the photographer is.
+    public var camera: String? = nil
 }
 
 /// Who took a photo, as EXIF says: `Artist`, else the camera, else nobody known.
@@ -95,7 +97,8 @@ public enum PhotoMetadataRules {
             title: description ?? titleFromFileName(fileName),
             description: description ?? "",
             orientation: orientation(exif.orientation),
-            pixelWidth: size?.width, pixelHeight: size?.height)
+            pixelWidth: size?.width, pixelHeight: size?.height,
+            camera: camera(exif))
     }
 
     /// Text as a name may use it: control characters become spaces, runs of spaces one, ends trimmed.
@@ -134,17 +137,13 @@ public enum PhotoMetadataRules {
     /// does), else unknown.
     public static func photographer(_ exif: ExifFields) -> Photographer {
         if let artist = cleanText(exif.artist) { return .artist(String(artist.prefix(SourceText.nameLimit))) }
-        let make = cleanText(exif.make)
-        let model = cleanText(exif.model)
-        let camera: String?
-        switch (make, model) {
-        case let (make?, model?):
-            camera = model.lowercased().hasPrefix(make.lowercased()) ? model : make + " " + model
-        case let (make?, nil): camera = make
-        case let (nil, model?): camera = model
-        case (nil, nil): camera = nil
-        }
+        let camera = camera(exif)
         return camera.map { .camera(String($0.prefix(SourceText.nameLimit))) } ?? .unknown
+    }
+
+    /// EXIF's Make and Model as one name (`SourceText.cameraName`), nil when neither says anything.
+    public static func camera(_ exif: ExifFields) -> String? {
+        SourceText.cameraName(make: cleanText(exif.make), model: cleanText(exif.model))
     }
 
     /// 1–8 as EXIF defines them; anything else is 1 (as shot).

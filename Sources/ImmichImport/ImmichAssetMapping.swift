@@ -92,7 +92,9 @@ public struct ImmichAssetMapping: Sendable {
                 latitude: ImmichAssetMapping.double(exif["latitude"]), longitude: ImmichAssetMapping.double(exif["longitude"]),
                 originalURL: original, thumbnailURL: nil,
                 renditions: renditions, visibility: .privateOnly, lastUpdate: updated?.instant,
-                content: size.map { MeasuredContent(size: $0, contentType: contentType, etag: nil, lastModified: nil) })
+                content: size.map { MeasuredContent(size: $0, contentType: contentType, etag: nil, lastModified: nil) },
+                camera: SourceText.cameraName(make: exif["make"].flatMap(ImmichAssetMapping.text),
+                                              model: exif["model"].flatMap(ImmichAssetMapping.text)))
             return .photo(photo, marks: PhotoMarks(isFavorite: asset["isFavorite"] == .bool(true), personIDs: people.keys.sorted()),
                           people: people, regionName: regionName.map { SourceText.clean($0, limit: SourceText.nameLimit) })
         } catch let skipped as SkippedRecord {

@@ -583,6 +583,8 @@ public final class Catalog: @unchecked Sendable {
                                                 arguments: [photo.id]) ?? false
                 let before = db.totalChangesCount
                 try Catalog.upsert(photo, db)
+                try db.cachedStatement(sql: "UPDATE photo SET camera = ? WHERE id = ? AND camera IS NOT ?")
+                    .execute(arguments: [imported.camera, photo.id, imported.camera])
                 let renditionsChanged = try Catalog.replaceRenditions(of: photo.id, with: imported.renditions, db)
                 let changed = db.totalChangesCount != before || renditionsChanged
                 // Views move with every visit: kept, but not a change a mount must rebuild listings for.

@@ -274,8 +274,11 @@ public struct ImportedPhoto: Equatable, Sendable {
     public var ownerName: String
     /// Every size Flickr offers for the photo (its `url_*` extras with width and height).
     public var renditions: [Rendition]
-    public init(photo: PhotoRecord, owner: String, ownerName: String, renditions: [Rendition] = []) {
+    /// The camera ("Canon EOS 80D"), nil when the source does not say (searchable, `photo.camera`).
+    public var camera: String?
+    public init(photo: PhotoRecord, owner: String, ownerName: String, renditions: [Rendition] = [], camera: String? = nil) {
         self.photo = photo; self.owner = owner; self.ownerName = ownerName; self.renditions = renditions
+        self.camera = camera
     }
 }
 

@@ -299,6 +299,7 @@ enum Schema {
                 PRAGMA user_version = \(userVersion(of: countDifferenceMigration));
                 """)
         }
+        registerCameraAndPeopleMigration(&migrator)
         return migrator
     }
 

@@ -20,8 +20,7 @@ extension Schema {
     /// Triggers on every table whose text a row holds queue the photos a write changes (`search_queue`); the
     /// catalog's write transactions index the queue before they commit (`SearchIndex.indexQueued`). A program
     /// other than photofs writing the library leaves its changes queued until photofs's next write.
-    /// `people` and `camera` are empty until the catalog has those columns; a migration that adds them only
-    /// has to change `SearchIndex.rowSelect` and queue every photo.
+    /// `people` and `camera` were empty here: `cameraAndPeopleMigration` fills them.
     static func registerSearchMigration(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration(searchMigration, foreignKeyChecks: .immediate) { db in
             let columns = SearchIndex.columns.joined(separator: ", ")
@@ -33,7 +32,7 @@ extension Schema {
                 CREATE TABLE \(queue) (seq);
                 CREATE INDEX search_queue_by_seq ON \(queue)(seq);
                 CREATE INDEX photo_by_place ON photo(place_id);
-                \(SearchIndex.insertSQL(where: "1"))
+                \(SearchIndex.insertSQL(where: "1", withCameraAndPeople: false))
                 CREATE TRIGGER search_follows_new_photos AFTER INSERT ON photo BEGIN
                     \(SearchIndex.enqueue("NEW.seq"))
                 END;
@@ -81,6 +80,37 @@ extension Schema {
     }
 }
 
+extension Schema {
+    static let cameraAndPeopleMigration = "search: the camera and the people of each photo"
+
+    /// `photo.camera` ("Canon EOS 80D": EXIF Make and Model of a folder's photo, Immich's make and model) and
+    /// the search index's `camera` and `people` columns filled: triggers queue a photo whose camera, people or
+    /// people's names change, and every photo is queued once so the index gets its people.
+    static func registerCameraAndPeopleMigration(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration(cameraAndPeopleMigration, foreignKeyChecks: .immediate) { db in
+            try db.execute(sql: """
+                ALTER TABLE photo ADD COLUMN camera TEXT;
+                CREATE TRIGGER search_follows_cameras AFTER UPDATE OF camera ON photo
+                WHEN OLD.camera IS NOT NEW.camera BEGIN
+                    \(SearchIndex.enqueue("NEW.seq"))
+                END;
+                CREATE TRIGGER search_follows_people_added AFTER INSERT ON person_photo BEGIN
+                    \(SearchIndex.enqueue(photosWhere: "id = NEW.photo_id"))
+                END;
+                CREATE TRIGGER search_follows_people_removed AFTER DELETE ON person_photo BEGIN
+                    \(SearchIndex.enqueue(photosWhere: "id = OLD.photo_id"))
+                END;
+                CREATE TRIGGER search_follows_people_names AFTER UPDATE OF name ON person
+                WHEN OLD.name IS NOT NEW.name BEGIN
+                    \(SearchIndex.enqueue(photosWhere: "id IN (SELECT photo_id FROM person_photo WHERE person_id = NEW.id)"))
+                END;
+                \(SearchIndex.enqueue(photosWhere: "id IN (SELECT photo_id FROM person_photo)"))
+                PRAGMA user_version = \(userVersion(of: cameraAndPeopleMigration));
+                """)
+        }
+    }
+}
+
 /// The search index's tables and the SQL that writes one photo's row (used by the migration's triggers).
 enum SearchIndex {
     static let wordTable = "photo_search"
@@ -105,7 +135,7 @@ enum SearchIndex {
     /// The indexed text of the available photos `p` matching `condition`: title, description, tags, place, region (not the
     /// fallback one), photographer, album titles, and year and month taken; `moment_at` outside years 1–9999 or
     /// not an integer gives no `taken` text instead of a wrong year.
-    private static func rowSelect(where condition: String) -> String {
+    private static func rowSelect(where condition: String, withCameraAndPeople: Bool) -> String {
         let monthCases = months.enumerated().map { "WHEN '\(String(format: "%02d", $0.offset + 1))' THEN '\($0.element)'" }
             .joined(separator: " ")
         let moment = "p.moment_at"
@@ -117,7 +147,7 @@ enum SearchIndex {
         return """
             SELECT p.seq, p.title, p.description, p.tags, pl.name, nullif(r.name, '\(Schema.fallbackRegion)'), g.name,
                    (SELECT group_concat(a.title, ' ') FROM album_photo m JOIN album a ON a.id = m.album_id
-                    WHERE m.photo_seq = p.seq), NULL, NULL, \(taken)
+                    WHERE m.photo_seq = p.seq), \(withCameraAndPeople ? peopleSQL : "NULL"), \(withCameraAndPeople ? "p.camera" : "NULL"), \(taken)
             FROM photo p LEFT JOIN place pl ON pl.place_id = p.place_id LEFT JOIN region r ON r.id = p.region_id
                  LEFT JOIN photographer g ON g.id = p.photographer_id
             WHERE typeof(p.seq) = 'integer' AND p.available AND (\(condition))
@@ -139,17 +169,23 @@ enum SearchIndex {
 
     /// Inserts the index rows of the photos `p` matching `condition` (statements ending in ";"): every photo
     /// into the word table, into the trigram table only those whose text holds a character of `substringScripts`.
-    static func insertSQL(where condition: String) -> String {
+    /// `withCameraAndPeople`: false only inside the search migration, which runs before the camera column
+    /// exists (`cameraAndPeopleMigration` queues every photo again).
+    static func insertSQL(where condition: String, withCameraAndPeople: Bool = true) -> String {
         let names = "rowid, " + columns.joined(separator: ", ")
         let text = "coalesce(p.title, '') || ' ' || coalesce(p.description, '') || ' ' || coalesce(p.tags, '') || ' ' "
             + "|| coalesce(pl.name, '') || ' ' || coalesce(r.name, '') || ' ' || coalesce(g.name, '') || ' ' "
             + "|| coalesce((SELECT group_concat(a.title, ' ') FROM album_photo m JOIN album a ON a.id = m.album_id "
             + "WHERE m.photo_seq = p.seq), '')"
+            + (withCameraAndPeople ? " || ' ' || coalesce(\(peopleSQL), '') || ' ' || coalesce(p.camera, '')" : "")
         return """
-            INSERT INTO \(wordTable)(\(names)) \(rowSelect(where: condition));
-            INSERT INTO \(trigramTable)(\(names)) \(rowSelect(where: "(\(condition)) AND (\(text)) GLOB '*\(substringScripts)*'"));
+            INSERT INTO \(wordTable)(\(names)) \(rowSelect(where: condition, withCameraAndPeople: withCameraAndPeople));
+            INSERT INTO \(trigramTable)(\(names)) \(rowSelect(where: "(\(condition)) AND (\(text)) GLOB '*\(substringScripts)*'", withCameraAndPeople: withCameraAndPeople));
             """
     }
+
+    /// The names of the people in photo `p` (Immich's), one text.
+    static let peopleSQL = "(SELECT group_concat(r.name, ' ') FROM person_photo m JOIN person r ON r.id = m.person_id WHERE m.photo_id = p.id)"
 
     /// Rewrites the index rows of every queued photo and empties the queue: run by `Catalog.write` before each
     /// write transaction commits, so no transaction of photofs leaves the index behind its photos. Queued by

@@ -296,7 +296,7 @@ public final class LibraryImporter {
                 record.lastModified = old.lastModified
             }
             imported.append(ImportedPhoto(photo: record, owner: photo.owner, ownerName: photo.ownerName,
-                                          renditions: photo.renditions))
+                                          renditions: photo.renditions, camera: photo.camera))
         }
         // Before the private rows are written, not after: no moment when the file holds them readable by all.
         if photos.contains(where: { !$0.visibility.isPublic }) { restrictLibrary() }

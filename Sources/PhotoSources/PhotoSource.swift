@@ -264,6 +264,8 @@ public struct SourcePhoto: Equatable, Sendable {
     public let lastUpdate: Int64?
     /// The bytes' size and type when the source knows them at listing (a local file): then nothing is measured.
     public let content: MeasuredContent?
+    /// The camera ("Canon EOS 80D") when the source says (EXIF Make and Model): searchable as `camera:`.
+    public let camera: String?
 
     /// Throws a `SkippedRecord` naming the field when the photo cannot be used (an id that is not an
     /// identifier, an owner id too long even encoded, an original URL that is not a usable http(s) URL);
@@ -274,7 +276,7 @@ public struct SourcePhoto: Equatable, Sendable {
                 latitude: Double?, longitude: Double?, originalURL: String, thumbnailURL: String?,
                 renditions: [Rendition], visibility: PhotoVisibility = .everyone, tags: [String] = [],
                 views: Int64? = nil, lastUpdate: Int64? = nil, content: MeasuredContent? = nil,
-                access: ContentAccess = .http) throws {
+                access: ContentAccess = .http, camera: String? = nil) throws {
         guard SourceIdentifier.isValid(id) else {
             throw SkippedRecord(id: id, field: "id", reason: SourceIdentifier.rule)
         }
@@ -320,6 +322,8 @@ public struct SourcePhoto: Equatable, Sendable {
         self.views = views.map { max(0, $0) }
         self.lastUpdate = lastUpdate.flatMap(MomentRange.valid)
         self.content = content
+        let cleanCamera = camera.map { SourceText.clean($0, limit: SourceText.nameLimit) }
+        self.camera = cleanCamera?.isEmpty == false ? cleanCamera : nil
     }
 }
 
@@ -459,6 +463,19 @@ public enum SourceIdentifier {
 /// Free text (titles, descriptions, names): NUL becomes a space — SQLite (through GRDB) would cut the text
 /// there — and long text is cut at a character boundary. The tree sanitises names further.
 public enum SourceText {
+    /// A camera's name from EXIF's Make and Model as any source gives them: "Make Model", or the model alone
+    /// when it already starts with the make ("Canon" + "Canon EOS 80D"), else the one given, else nil. Blank
+    /// parts (after trimming) count as missing.
+    public static func cameraName(make: String?, model: String?) -> String? {
+        let make = make?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let model = model?.trimmingCharacters(in: .whitespacesAndNewlines)
+        switch (make?.isEmpty == false ? make : nil, model?.isEmpty == false ? model : nil) {
+        case let (make?, model?): return model.lowercased().hasPrefix(make.lowercased()) ? model : make + " " + model
+        case let (one?, nil), let (nil, one?): return one
+        case (nil, nil): return nil
+        }
+    }
+
     /// A name is at most 255 bytes; 1,000 characters of title is more than any name can show.
     public static let nameLimit = 1000
     /// Flickr caps descriptions well below this; it keeps one hostile record from bloating the library.

@@ -40,7 +40,7 @@ final class FolderImporterTests: XCTestCase {
         try write("trip/tokyo.jpg", seed: 1, tags: [
             "-DateTimeOriginal=2024:07:14 09:30:12", "-OffsetTimeOriginal=+09:00", "-GPSLatitude=35.6895",
             "-GPSLatitudeRef=N", "-GPSLongitude=139.6917", "-GPSLongitudeRef=E", "-Artist=Ada Lovelace",
-            "-ImageDescription=Shinjuku at night",
+            "-ImageDescription=Shinjuku at night", "-Make=Canon", "-Model=Canon EOS 80D",
         ])
         try write("trip/P1010001.JPG", seed: 2, tags: [
             "-DateTimeOriginal=2023:12:31 23:59:59", "-OffsetTimeOriginal=+99:00", "-Make=OLYMPUS IMAGING CORP.",
@@ -73,10 +73,16 @@ final class FolderImporterTests: XCTestCase {
         let details = try XCTUnwrap(catalog.photoDetails(seq: tokyo.seq))
         XCTAssertEqual(details.photographerName, "Ada Lovelace")
         XCTAssertEqual(details.regionName, "Tokyo")
+        XCTAssertEqual(try catalog.searchPhotos(XCTUnwrap(SearchQuery(name: "camera:canon"))), [tokyo.seq],
+                       "an Artist's photo has its camera too")
 
         let olympus = try XCTUnwrap(photo(titled: "P1010001"), "a placeholder description is no title")
         XCTAssertEqual(olympus.dateTaken, "2023-12-31 23:59:59", "an offset of +99:00 is dropped")
         XCTAssertEqual(try catalog.photoDetails(seq: olympus.seq)?.photographerName, "OLYMPUS IMAGING CORP. E-M10")
+        // The camera is searchable whoever the photographer is (`camera:` or any word of it).
+        for name in ["camera:olympus", "olympus e-m10", "E-M10"] {
+            XCTAssertEqual(try catalog.searchPhotos(XCTUnwrap(SearchQuery(name: name))), [olympus.seq], name)
+        }
         XCTAssertEqual(try catalog.photoDetails(seq: olympus.seq)?.regionName, "New South Wales")
 
         let named = try XCTUnwrap(photo(titled: "IMG_20220102_030405"))

@@ -59,6 +59,13 @@ final class ImmichAssetMappingTests: XCTestCase {
         XCTAssertNil(nowhere.0.placeID)
         let png = try XCTUnwrap(mapped(try asset(["originalMimeType": NSNull(), "originalFileName": "scan.PNG"])))
         XCTAssertEqual(png.0.content?.contentType, "image/png", "the type from the extension when Immich gives none")
+        XCTAssertNil(photo.camera)
+        let canon = try XCTUnwrap(mapped(try asset(exif: ["make": "Canon", "model": "Canon EOS 80D"])))
+        XCTAssertEqual(canon.0.camera, "Canon EOS 80D", "the model alone when it starts with the make")
+        let fuji = try XCTUnwrap(mapped(try asset(exif: ["make": "FUJIFILM", "model": "X-T30"])))
+        XCTAssertEqual(fuji.0.camera, "FUJIFILM X-T30")
+        let blank = try XCTUnwrap(mapped(try asset(exif: ["make": " ", "model": 7])))
+        XCTAssertNil(blank.0.camera)
     }
 
     func testWhatIsNotAPhoto() throws {

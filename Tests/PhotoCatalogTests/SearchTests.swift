@@ -164,11 +164,12 @@ final class SearchIndexTests: XCTestCase {
         let triggers = try DatabaseQueue(path: path).read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search_%'")
         }
-        XCTAssertEqual(triggers.count, 10)
+        XCTAssertEqual(triggers.count, 14)
         try tamper(path, triggers.map { "DROP TRIGGER \($0);" }.joined() + """
             DROP TABLE photo_search; DROP TABLE photo_search_trigram; DROP TABLE search_queue; DROP INDEX photo_by_place;
-            DELETE FROM grdb_migrations WHERE identifier = '\(Schema.searchMigration)';
-            PRAGMA user_version = \(Schema.version - 1);
+            ALTER TABLE photo DROP COLUMN camera;
+            DELETE FROM grdb_migrations WHERE identifier IN ('\(Schema.searchMigration)', '\(Schema.cameraAndPeopleMigration)');
+            PRAGMA user_version = \(Schema.version - 2);
             """)
         catalog = try Catalog(path: path)
         XCTAssertEqual(try search("belem"), ["3"])
