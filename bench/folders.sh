@@ -85,13 +85,32 @@ import_again=$(elapsed "$t0" "$t1")
 grep -q "nothing new" "$WORK/import-again.log" || { cat "$WORK/import-again.log"; echo "re-import changed something"; exit 1; }
 
 # 3. Local photos read through a mount against the files read directly (bench/folderread.py: one process,
-#    os.read of 1 MiB; warm: best of 5; cold: page cache dropped before each side).
-"$BIN" mount "$WORK/photos.sqlite" "$WORK/mnt" --cache-dir "$WORK/cache"
-mounts+=("$WORK/mnt")
-python3 bench/folderread.py "$WORK/mnt/moments" 400 > "$WORK/read.txt"
+#    os.read of 1 MiB; warm: best of 5 rounds of each side in turns; cold: page cache dropped before each side).
+#    Warm, in READ_MOUNTS fresh mounts, then cold in the last: the warm ratio varies from mount to mount (1.28–1.37
+#    in four runs of this bench, 2026-11-27) with where the scheduler puts the reading program beside the
+#    mount's polling reader, so the table gives the median mount and the range. Every warm round comes before
+#    any cold one: the same files read directly took 128 µs each before the page cache was dropped and re-read,
+#    213–216 µs after (2026-11-27), which would flatter every mount measured after the first.
+source bench/unmount.sh
+READ_MOUNTS=${FOLDERS_READ_MOUNTS:-3}
+warm_ratios=""
+for round in $(seq "$READ_MOUNTS"); do
+  rm -rf "$WORK/cache"
+  "$BIN" mount "$WORK/photos.sqlite" "$WORK/mnt" --cache-dir "$WORK/cache"
+  mounts+=("$WORK/mnt")
+  python3 bench/folderread.py "$WORK/mnt/moments" 400 warm-only > "$WORK/read-$round.txt"
+  warm_ratios+=" $(awk -F= '$1 == "warm_mount_us" {m = $2} $1 == "warm_direct_us" {d = $2} END {printf "%.3f %s %s", m / d, m, d}' "$WORK/read-$round.txt" | tr ' ' ':')"
+  if [ "$round" = "$READ_MOUNTS" ]; then
+    python3 bench/folderread.py "$WORK/mnt/moments" 400 cold-only > "$WORK/read.txt"
+    grep "^warm_" "$WORK/read-$round.txt" >> "$WORK/read.txt"
+    cache_files=$(find "$WORK/cache" -type f -size +100k | wc -l)
+  fi
+  unmount_and_wait "$WORK/mnt"
+done
 read_value() { awk -F= -v k="$1" '$1 == k {print $2}' "$WORK/read.txt"; }
-cache_files=$(find "$WORK/cache" -type f -size +100k | wc -l)
-fusermount3 -u "$WORK/mnt"
+# The median mount (ratio:mount µs:direct µs) and the range of the ratios.
+warm_median=$(echo "$warm_ratios" | tr ' ' '\n' | grep . | sort -t: -k1,1n | awk '{v[NR] = $0} END {print v[int((NR + 1) / 2)]}')
+warm_range=$(echo "$warm_ratios" | tr ' ' '\n' | grep . | cut -d: -f1 | sort -n | awk 'NR == 1 {low = $1} {high = $1} END {printf "%.2f–%.2f", low, high}')
 
 {
   echo "# photofs benchmarks: your own folders"
@@ -110,7 +129,7 @@ fusermount3 -u "$WORK/mnt"
   echo "| 1 | | | \`exiftool -fast2 -r -DateTimeOriginal -GPSPosition\`: $(fmt $exiftool_first) | $(ratio $import_first $exiftool_first) | |"
   echo "| 1 | same, warm (a new library; the files' starts in the page cache) | $(fmt $import_warm) | 128 KiB of every file: $(fmt $floor_warm); exiftool: $(fmt $exiftool_warm) | $(ratio $import_warm $floor_warm); $(ratio $import_warm $exiftool_warm) | |"
   echo "| 2 | unchanged re-import of $FILES files | $(fmt $import_again) | \`find DIR -printf '%s %T@\\n'\`: $(fmt $find_walk) | $(ratio $import_again $find_walk) | ≤ 2 |"
-  echo "| 3 | warm read of a local photo through the mount, µs per photo ($(read_value files) photos, $(read_value mean_kib) KiB each on average, best of 5) | $(read_value warm_mount_us) | the files read directly: $(read_value warm_direct_us) | $(ratio $(read_value warm_mount_us) $(read_value warm_direct_us)) | ≤ 1.3 |"
+  echo "| 3 | warm read of a local photo through the mount, µs per photo ($(read_value files) photos, $(read_value mean_kib) KiB each on average, best of 5; the median of $READ_MOUNTS fresh mounts, each mount's ratio: $warm_range) | $(echo "$warm_median" | cut -d: -f2) | the files read directly: $(echo "$warm_median" | cut -d: -f3) | $(echo "$warm_median" | cut -d: -f1 | xargs printf '%.2f') | ≤ 1.3 |"
   echo "| 3 | cold read (page cache dropped), µs per photo | $(read_value cold_mount_us) | the files read directly: $(read_value cold_direct_us) | $(ratio $(read_value cold_mount_us) $(read_value cold_direct_us)) | ≤ 1.1 |"
   echo "| 3 | originals copied into the mount's cache | $cache_files files | | | 0 |"
 } > "$WORK/table.md"
