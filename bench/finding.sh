@@ -64,10 +64,12 @@ unmount() { unmount_and_wait "$MNT"; mounted=""; }
 ROUNDS=${FINDING_ROUNDS:-5}
 median() { tr ' ' '\n' | grep . | sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 extent() { tr ' ' '\n' | grep . | sort -n | awk 'NR == 1 {low = $1} {high = $1} END {printf "%s–%s", low, high}'; }
-ratios() { # values floor → "a–b" of value / floor
-  local low high
-  low=$(echo "$1" | tr ' ' '\n' | grep . | sort -n | head -1); high=$(echo "$1" | tr ' ' '\n' | grep . | sort -n | tail -1)
-  printf '%.2f–%.2f' "$(echo "$low / $2" | bc -l)" "$(echo "$high / $2" | bc -l)"
+ratios() { # values floor → each value / floor, in order: "1.75, 1.80, 1.84, 1.85, 2.19"
+  local value out=""
+  for value in $(echo "$1" | tr ' ' '\n' | grep . | sort -n); do
+    out+="${out:+, }$(printf '%.2f' "$(echo "$value / $2" | bc -l)")"
+  done
+  printf '%s' "$out"
 }
 at_mount_all=""; first_all=""; warm_all=""; settle_all=""
 for round in $(seq "$ROUNDS"); do
