@@ -129,12 +129,16 @@ public final class FolderScan {
         for (id, url) in try catalog.localPhotoURLs() where rememberedIDs.contains(id) {
             if let path = LocalFileContent.path(fromFileURI: url) { previousRepresentative[id] = path }
         }
-        // A remembered file gone from its path whose inode is a deferred file's was moved there (`mv` of its
-        // folder, found with files still settling): kept as it was, so no import in between removes its photo
-        // and the import that reads it finds it renamed (same inode, same photo).
-        let deferredInodes = Set(deferredFiles.map { FileIdentity(device: $0.device, inode: $0.inode) })
-        keptAsRemembered += classification.vanished.filter { deferredInodes.contains(FileIdentity(device: $0.device, inode: $0.inode)) }
-        let vanished = classification.vanished.filter { v in !keptAsRemembered.contains(v) }
+        // A remembered file gone from its path whose inode and size are a deferred file's was moved there (`mv`
+        // of its folder, found with files still settling): kept as it was, so no import in between removes its
+        // photo and the import that reads it finds it renamed (same inode, same photo). The size too: a deleted
+        // file's inode is soon reused, and a new file being written into it is not the photo it held.
+        let deferredIdentities = Set(deferredFiles.map { FileIdentity(device: $0.device, inode: $0.inode, size: $0.size) })
+        keptAsRemembered += classification.vanished.filter {
+            deferredIdentities.contains(FileIdentity(device: $0.device, inode: $0.inode, size: $0.size))
+        }
+        let kept = Set(keptAsRemembered.map(\.path))
+        let vanished = classification.vanished.filter { !kept.contains($0.path) }
         let takenIDs = Set(try catalog.photos(ids: candidates.filter { $0.change == .new }.map { FolderScan.newID($0) }).keys)
         let resolution = FileReconciliation.unchanged(candidates: candidates, vanished: vanished,
                                                       others: others + keptAsRemembered,
@@ -268,8 +272,9 @@ public final class FolderScan {
     }
 }
 
-/// A file's device and inode: what stays when a file is renamed within a file system.
+/// What stays when a file is renamed within a file system: its device, inode and size.
 struct FileIdentity: Hashable {
     let device: UInt64
     let inode: UInt64
+    let size: Int64
 }

@@ -163,9 +163,10 @@ public final class FolderWatcher {
     private func addFolder(_ path: String, now current: Double) {
         guard watch(path) else { return }
         for folder in FolderWatcher.subfolders(of: path) { _ = watch(folder) }
-        let wallClock = Double(time(nil))
+        let wallClock = Date().timeIntervalSince1970
         for file in FolderWalk.walk(roots: [path]).images {
-            batching.appeared(file.path, at: current, modifiedAgo: wallClock - Double(file.mtimeNanos / 1_000_000_000))
+            // A future mtime (another machine's clock) gives a negative age: judged by its size, as before.
+            batching.appeared(file.path, at: current, modifiedAgo: wallClock - Double(file.mtimeNanos) / 1e9)
         }
     }
 

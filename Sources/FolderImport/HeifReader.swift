@@ -14,8 +14,9 @@ public enum HeifReader {
         public var description: String
     }
 
-    /// An EXIF block larger than this is not read (a camera writes under 64 KiB; a HEIC's block has no cap, and
-    /// a 1.1 MB description, written by exiftool, lost the block's date and GPS under the 1 MiB cap this was).
+    /// An EXIF block larger than this is not read (a camera writes under 64 KiB; a HEIC's block has no cap).
+    /// libexif reads only a block's first 64 KiB anyway; what a larger block is read for is the warning that
+    /// says so (a 1.1 MB description written by exiftool put the date behind it). 16 MiB bounds the memory.
     static let exifLimit = 16 << 20
 
     /// Parses the file's boxes (libheif reads what it needs, not the image data) and returns its primary

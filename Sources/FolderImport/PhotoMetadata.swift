@@ -207,10 +207,9 @@ public enum PhotoMetadataRules {
             guard let text, !isNoValue(text), CaptureDateRules.offsetMinutes(text) == nil else { continue }
             found.append("\(name) \(shown(text)) is not a time zone offset (-12:00 to +14:00)")
         }
-        let hasGPS = exif.gpsLatitude != nil || exif.gpsLongitude != nil
-            || cleanText(exif.gpsLatitudeRef) != nil || cleanText(exif.gpsLongitudeRef) != nil
-        if hasGPS && coordinates(exif) == nil
-            && !(exif.gpsLatitude?.allSatisfy { $0 == 0 } == true && exif.gpsLongitude?.allSatisfy { $0 == 0 } == true) {
+        // A camera without a fix writes the references and no position, or a position of zeros: no value.
+        let hasPosition = [exif.gpsLatitude, exif.gpsLongitude].contains { $0?.contains { $0 != 0 } ?? false }
+        if hasPosition && coordinates(exif) == nil {
             found.append("GPS position (latitude \(shown(exif.gpsLatitude, exif.gpsLatitudeRef)), longitude "
                          + "\(shown(exif.gpsLongitude, exif.gpsLongitudeRef))) is incomplete or out of range: no place")
         }
@@ -229,14 +228,12 @@ public enum PhotoMetadataRules {
         text.unicodeScalars.allSatisfy { $0 == "0" || $0 == ":" || $0 == "-" || $0 == " " || $0 == "\0" || $0 == "T" }
     }
 
-    /// A value as a warning shows it: quoted, at most 40 characters, control characters escaped.
+    /// A value as a warning shows it: quoted, at most 40 characters, control characters (C0 and C1, which a
+    /// terminal would act on) escaped as paths are (`FolderScan.printable`).
     private static func shown(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars.prefix(40) {
-            if scalar.value < 0x20 || scalar.value == 0x7F { out += "\\u{\(String(scalar.value, radix: 16))}" }
-            else { out.unicodeScalars.append(scalar) }
-        }
-        return "\"" + out + (text.unicodeScalars.count > 40 ? "…" : "") + "\""
+        var head = ""
+        head.unicodeScalars.append(contentsOf: text.unicodeScalars.prefix(40))
+        return "\"" + FolderScan.printable(head) + (text.unicodeScalars.count > 40 ? "…" : "") + "\""
     }
 
     private static func shown(_ parts: [Double]?, _ reference: String?) -> String {

@@ -85,25 +85,25 @@ extension Schema {
 
     /// `photo.camera` ("Canon EOS 80D": EXIF Make and Model of a folder's photo, Immich's make and model) and
     /// the search index's `camera` and `people` columns filled: triggers queue a photo whose camera, people or
-    /// people's names change, and every photo is queued once so the index gets its people.
+    /// people's names change, or whose person is deleted (hidden or unnamed in Immich: a search must not find
+    /// them), and the photos with people are queued once so the index gets them. Photos imported before have
+    /// no camera until an import writes them again (their file or asset changes): the migration cannot read
+    /// EXIF.
     static func registerCameraAndPeopleMigration(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration(cameraAndPeopleMigration, foreignKeyChecks: .immediate) { db in
             try db.execute(sql: """
                 ALTER TABLE photo ADD COLUMN camera TEXT;
-                CREATE TRIGGER search_follows_cameras AFTER UPDATE OF camera ON photo
-                WHEN OLD.camera IS NOT NEW.camera BEGIN
-                    \(SearchIndex.enqueue("NEW.seq"))
-                END;
-                CREATE TRIGGER search_follows_people_added AFTER INSERT ON person_photo BEGIN
-                    \(SearchIndex.enqueue(photosWhere: "id = NEW.photo_id"))
-                END;
-                CREATE TRIGGER search_follows_people_removed AFTER DELETE ON person_photo BEGIN
-                    \(SearchIndex.enqueue(photosWhere: "id = OLD.photo_id"))
-                END;
-                CREATE TRIGGER search_follows_people_names AFTER UPDATE OF name ON person
-                WHEN OLD.name IS NOT NEW.name BEGIN
-                    \(SearchIndex.enqueue(photosWhere: "id IN (SELECT photo_id FROM person_photo WHERE person_id = NEW.id)"))
-                END;
+                \(SearchIndex.trigger("search_follows_cameras", after: "UPDATE OF camera ON photo",
+                                      when: "OLD.camera IS NOT NEW.camera", queueing: "seq = NEW.seq"))
+                \(SearchIndex.trigger("search_follows_people_added", after: "INSERT ON person_photo",
+                                      queueing: "id = NEW.photo_id"))
+                \(SearchIndex.trigger("search_follows_people_removed", after: "DELETE ON person_photo",
+                                      queueing: "id = OLD.photo_id"))
+                \(SearchIndex.trigger("search_follows_people_names", after: "UPDATE OF name ON person",
+                                      when: "OLD.name IS NOT NEW.name",
+                                      queueing: "id IN (SELECT photo_id FROM person_photo WHERE person_id = NEW.id)"))
+                \(SearchIndex.trigger("search_follows_people_gone", after: "DELETE ON person",
+                                      queueing: "id IN (SELECT photo_id FROM person_photo WHERE person_id = OLD.id)"))
                 \(SearchIndex.enqueue(photosWhere: "id IN (SELECT photo_id FROM person_photo)"))
                 PRAGMA user_version = \(userVersion(of: cameraAndPeopleMigration));
                 """)
@@ -161,6 +161,13 @@ enum SearchIndex {
         "INSERT INTO \(queueTable)(seq) SELECT \(seq) WHERE NOT EXISTS (SELECT 1 FROM \(queueTable) WHERE seq = \(seq));"
     }
 
+    /// A trigger that queues the photos matching `photos` (over `photo`) after `event` ("INSERT ON person_photo"),
+    /// when `condition` holds.
+    static func trigger(_ name: String, after event: String, when condition: String? = nil, queueing photos: String) -> String {
+        "CREATE TRIGGER \(name) AFTER \(event)\(condition.map { " WHEN " + $0 } ?? "") BEGIN "
+            + enqueue(photosWhere: photos) + " END;"
+    }
+
     /// A trigger statement queueing the photos matching `condition` (over `photo`).
     static func enqueue(photosWhere condition: String) -> String {
         "INSERT INTO \(queueTable)(seq) SELECT seq FROM photo WHERE (\(condition)) "
@@ -185,7 +192,7 @@ enum SearchIndex {
     }
 
     /// The names of the people in photo `p` (Immich's), one text.
-    static let peopleSQL = "(SELECT group_concat(r.name, ' ') FROM person_photo m JOIN person r ON r.id = m.person_id WHERE m.photo_id = p.id)"
+    static let peopleSQL = "(SELECT group_concat(pe.name, ' ') FROM person_photo m JOIN person pe ON pe.id = m.person_id WHERE m.photo_id = p.id)"
 
     /// Rewrites the index rows of every queued photo and empties the queue: run by `Catalog.write` before each
     /// write transaction commits, so no transaction of photofs leaves the index behind its photos. Queued by

@@ -362,7 +362,7 @@ enum EventBoundaries {
                 continue
             }
             let low = max(0, position - window), high = min(gapCount - 1, position + window)
-            // No gap of the window in the day's rhythm (photos a day or more apart): nothing stands out.
+            // No gap of the window in the day's rhythm (photos 8 hours or more apart): nothing stands out.
             let count = kept[high + 1] - kept[low]
             guard count > 0 else { continue }
             let mean = (prefix[high + 1] - prefix[low]) / Double(count)

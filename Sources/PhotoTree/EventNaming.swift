@@ -146,7 +146,6 @@ public enum EventNaming {
         return FileNaming.compose(stem: clean.isEmpty ? text : text + " " + clean)
     }
 
-    /// A stored name as a directory name: sanitised (a library file may hold anything) and at most 255 bytes.
     /// The year a settled event's name starts with ("2021-01-01 Faro" → 2021) when it is one of `years` (those
     /// its photos span), else nil. A settled event stays in that year's folder: a photo joining it from the
     /// evening before New Year moves its first moment into the year before, and would otherwise move the
@@ -159,6 +158,7 @@ public enum EventNaming {
         return year
     }
 
+    /// A stored name as a directory name: sanitised (a library file may hold anything) and at most 255 bytes.
     static func validName(_ stored: String) -> String {
         FileNaming.compose(stem: FileNaming.sanitize(stored, fallback: TreeFallback.stem))
     }

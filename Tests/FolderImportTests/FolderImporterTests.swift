@@ -199,6 +199,18 @@ final class FolderImporterTests: XCTestCase {
         try importFolder()
         try FileManager.default.removeItem(atPath: photos + "/b.jpg")
         XCTAssertEqual(try importFolder(deferring: [photos + "/trip 2/a.jpg"]).counts.removed, 1)
+        // A new file being written is not the photo whose file it replaced, even in its inode: the size differs.
+        try write("c.jpg", seed: 32, tags: ["-ImageDescription=Gamma"])
+        try importFolder()
+        let gamma = try XCTUnwrap(photo(titled: "Gamma"))
+        let inode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: photos + "/c.jpg")[.systemFileNumber] as? UInt64)
+        try FileManager.default.moveItem(atPath: photos + "/c.jpg", toPath: photos + "/c-new.jpg")
+        try Data(repeating: 0xFF, count: 10).write(to: URL(fileURLWithPath: photos + "/c-new.jpg"))
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: photos + "/c-new.jpg")[.systemFileNumber] as? UInt64, inode,
+                       "the same inode, other bytes (as a reused inode would be)")
+        XCTAssertEqual(try importFolder(deferring: [photos + "/c-new.jpg"]).counts.removed, 1, "its photo is gone")
+        XCTAssertNil(try photo(titled: "Gamma"))
+        XCTAssertNotEqual(gamma.seq, 0)
     }
 
     func testAnotherFoldersImportLeavesThisOnesPhotos() throws {

@@ -128,10 +128,20 @@ final class PhotoMetadataRulesTests: XCTestCase {
         let metadata = PhotoMetadataRules.metadata(exif: exif, fileName: "x.jpg", modifiedWallClock: nil, now: now, headerSize: nil)
         XCTAssertEqual(metadata.captured?.origin, .dateTime)
         XCTAssertNil(metadata.latitude)
-        // Control characters and long values are shown escaped and cut.
+        // Control characters (C0 and C1) and long values are shown escaped and cut.
         var odd = ExifFields()
-        odd.dateTime = "\u{1}" + String(repeating: "x", count: 100)
-        XCTAssertEqual(PhotoMetadataRules.unusableValues(odd, now: now).first?.hasPrefix("DateTime \"\\u{1}xxx"), true)
-        XCTAssertEqual(PhotoMetadataRules.unusableValues(odd, now: now).first?.contains("…\""), true)
+        odd.dateTime = "\u{1}\u{9B}" + String(repeating: "x", count: 100)
+        let shown = PhotoMetadataRules.unusableValues(odd, now: now).first ?? ""
+        XCTAssertTrue(shown.hasPrefix("DateTime \"\\u{1}\\u{9b}xxx"), shown)
+        XCTAssertFalse(shown.unicodeScalars.contains("\u{9B}"), "no control sequence reaches a terminal")
+        XCTAssertTrue(shown.contains("…\""), shown)
+        // A camera without a fix: references and no position, or a position of zeros, is no value.
+        var noFix = ExifFields()
+        noFix.gpsLatitudeRef = "N"
+        noFix.gpsLongitudeRef = "E"
+        XCTAssertEqual(PhotoMetadataRules.unusableValues(noFix, now: now), [])
+        noFix.gpsLatitude = [0, 0, 0]
+        noFix.gpsLongitude = [0, 0, 0]
+        XCTAssertEqual(PhotoMetadataRules.unusableValues(noFix, now: now), [])
     }
 }

@@ -137,6 +137,23 @@ final class SearchIndexTests: XCTestCase {
         byAnn.ownerName = "Anna"
         _ = try catalog.applyImport(places: [], photos: [byAnn])
         XCTAssertEqual(try search("person:example"), [])
+        // The camera, and people: named, renamed, hidden (deleted from `person`, their rows left behind).
+        var canon = photo("9", "Quay")
+        canon.camera = "Canon EOS 80D"
+        _ = try catalog.applyImport(places: [], photos: [canon])
+        XCTAssertEqual(try search("camera:canon"), ["9"])
+        XCTAssertEqual(try search("eos 80d"), ["9"])
+        canon.camera = nil
+        _ = try catalog.applyImport(places: [], photos: [canon])
+        XCTAssertEqual(try search("camera:canon"), [], "a camera removed leaves the index")
+        let person = "0f8fad5b-d9cb-469f-a165-70867728950e"
+        XCTAssertTrue(try catalog.applyMarks(["9": PhotoMarks(isFavorite: false, personIDs: [person])], people: [person: "Grace"]))
+        XCTAssertEqual(try search("grace"), ["9"])
+        XCTAssertEqual(try search("person:grace"), ["9"])
+        _ = try catalog.applyMarks([:], people: [person: "Grace Hopper"])
+        XCTAssertEqual(try search("hopper"), ["9"])
+        _ = try catalog.applyMarks([:], people: [:])
+        XCTAssertEqual(try search("grace"), [], "a person hidden in Immich is not found by a search")
         // Deleted photos leave the index, with their albums' rows.
         try catalog.applyAlbums([AlbumImport(sourceID: "a2", title: "Doomed", description: "", updatedAt: 1,
                                              memberIDs: ["4"])], keepingOnly: nil)
@@ -164,7 +181,7 @@ final class SearchIndexTests: XCTestCase {
         let triggers = try DatabaseQueue(path: path).read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search_%'")
         }
-        XCTAssertEqual(triggers.count, 14)
+        XCTAssertEqual(triggers.count, 15)
         try tamper(path, triggers.map { "DROP TRIGGER \($0);" }.joined() + """
             DROP TABLE photo_search; DROP TABLE photo_search_trigram; DROP TABLE search_queue; DROP INDEX photo_by_place;
             ALTER TABLE photo DROP COLUMN camera;
