@@ -1,4 +1,4 @@
-// The `photofs` command: import a Flickr-style library into SQLite, mount it, run the demo, manage the cache.
+// The `photofs` command: import photo folders, Flickr or Immich into a SQLite library, mount it, run the demo, manage the cache.
 import ArgumentParser
 import CommandLineOptions
 import Foundation
@@ -9,7 +9,7 @@ import PhotoContent
 struct Photofs: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "photofs",
-        abstract: "A read-only FUSE file system over a Flickr-style photo library.",
+        abstract: "Your photos (your own folders, Flickr, Immich) as read-only folders, by place, time, event and search.",
         discussion: """
             A library is one SQLite file of photo metadata. Fill it from your own photo folders \
             (`photofs import folder LIB ~/Pictures`: dates, places and cameras from each file's EXIF, the files \
