@@ -176,7 +176,7 @@ public enum EventClustering {
             start = position
         }
         pieces = joinTrips(pieces, places: places, home: home)
-        pieces = joinTinyPieces(pieces, times: times, minimum: rules.minimumPhotos)
+        pieces = joinTinyPieces(pieces, times: times, minimum: rules.minimumPhotos, near: rules.rhythmGap)
 
         // Events: settled first (their names are fixed), then new ones named around them.
         var events: [PhotoEvent] = []
@@ -235,6 +235,9 @@ public enum EventClustering {
         var members: [Int]
         /// The boundary before this piece (`.hard` for the first).
         var before: EventBoundaries.Kind
+        /// Tiny pieces joined into one run (`joinTinyPieces`): it takes in the tiny pieces after it, whatever
+        /// its size now.
+        var isRunOfTiny = false
     }
 
     /// Joins consecutive pieces split by a soft boundary (a night, a long pause) when both are at the same
@@ -255,24 +258,41 @@ public enum EventClustering {
         return result
     }
 
-    /// A piece of fewer than `minimum` photos joins the neighbour nearer in time across a soft boundary (the
-    /// earlier one on a tie); with hard boundaries on both sides it stays alone. One pass: a piece joined
-    /// forward is carried into the next.
-    private static func joinTinyPieces(_ pieces: [Piece], times: [Int64], minimum: Int) -> [Piece] {
+    /// Consecutive pieces of fewer than `minimum` photos across soft boundaries are one run; a piece still that
+    /// small joins the neighbour nearer in time across a soft boundary shorter than `near` (the earlier one on a
+    /// tie); otherwise it stays alone. One pass: a piece joined forward is carried into the next.
+    private static func joinTinyPieces(_ pieces: [Piece], times: [Int64], minimum: Int, near: Int64) -> [Piece] {
         // Members are in time order (pieces are runs of photos sorted by time, joined in order).
         func start(_ piece: Piece) -> Int64 { piece.members.first.map { times[$0] } ?? 0 }
         func end(_ piece: Piece) -> Int64 { piece.members.last.map { times[$0] } ?? 0 }
+        // Consecutive tiny pieces across soft boundaries are one run first: a photo a day at home for a week is
+        // one event, and none of those photos joins a burst the day after (each alone joined its nearer
+        // neighbour: the last one became part of the next morning's four photos, renaming them
+        // "2019-09-07–08 Bologna").
+        var runs: [Piece] = []
+        for piece in pieces {
+            if piece.members.count < minimum, piece.before == .soft, let last = runs.last,
+               last.members.count < minimum || last.isRunOfTiny {
+                runs[runs.count - 1].members += piece.members
+                runs[runs.count - 1].isRunOfTiny = true
+            } else {
+                runs.append(piece)
+            }
+        }
+        let pieces = runs
         var result: [Piece] = []
         var carried: [Int] = []
         for (position, original) in pieces.enumerated() {
             var piece = original
             if !carried.isEmpty { piece.members = carried + piece.members; carried = [] }
             guard piece.members.count < minimum else { result.append(piece); continue }
+            // Only to a neighbour nearer than a night (`near`): a lone photo 20 hours before a morning's four is
+            // not part of them (it renamed them "2019-09-07–08 Bologna").
             let next = position + 1 < pieces.count ? pieces[position + 1] : nil
-            let canGoBack = piece.before == .soft && !result.isEmpty
-            let canGoForward = next?.before == .soft
-            let backGap = canGoBack ? start(piece) - end(result[result.count - 1]) : Int64.max
-            let forwardGap = canGoForward ? (next.map { start($0) - end(piece) } ?? Int64.max) : Int64.max
+            let backGap = piece.before == .soft && !result.isEmpty ? start(piece) - end(result[result.count - 1]) : Int64.max
+            let forwardGap = next?.before == .soft ? (next.map { start($0) - end(piece) } ?? Int64.max) : Int64.max
+            let canGoBack = backGap < near
+            let canGoForward = forwardGap < near
             if canGoBack && backGap <= forwardGap {
                 result[result.count - 1].members += piece.members
             } else if canGoForward {
@@ -310,9 +330,9 @@ enum EventBoundaries {
     enum Kind: Equatable { case none, soft, hard }
 
     /// One kind per gap (`photos.count - 1` of them): hard above `maximumGap`, across a settled event
-    /// (`barrier`) or a jump over `maximumJumpMeters`; none under `minimumGap`; otherwise soft where PhotoTOC's
-    /// rule finds the gap standing out: log(gap) ≥ log(K) + mean of the logs of the gaps within `window`
-    /// (those of `rhythmGap` or more left out).
+    /// (`barrier`) or a jump over `maximumJumpMeters`; none under `minimumGap`; soft from `rhythmGap` (a night)
+    /// on; otherwise soft where PhotoTOC's rule finds the gap standing out: log(gap) ≥ log(K) + mean of the logs
+    /// of the gaps within `window` (those of `rhythmGap` or more left out: the day's rhythm).
     static func find(times: [Int64], coordinates: [(Double, Double)?], rules: EventRules,
                      barrier: (Int64, Int64) -> Bool) -> [Kind] {
         let gapCount = max(0, times.count - 1)
@@ -361,8 +381,11 @@ enum EventBoundaries {
                 kinds[position] = .hard
                 continue
             }
+            // A night (`rhythmGap` or more) is always a soft boundary: the trip rule joins nights away, a night
+            // at home ends an event, and single photos a day apart are joined into one run (`joinTinyPieces`).
+            if gap >= rules.rhythmGap { kinds[position] = .soft; continue }
             let low = max(0, position - window), high = min(gapCount - 1, position + window)
-            // No gap of the window in the day's rhythm (photos 8 hours or more apart): nothing stands out.
+            // This gap is in the day's rhythm, so the window keeps at least one.
             let count = kept[high + 1] - kept[low]
             guard count > 0 else { continue }
             let mean = (prefix[high + 1] - prefix[low]) / Double(count)

@@ -88,6 +88,23 @@ final class EventClusteringTests: XCTestCase {
         XCTAssertEqual(result.events.first { $0.name == "2019-06-20 08.00 Porto" }?.members.count, 4)
         XCTAssertEqual(result.events.first { $0.name == "2019-06-20 19.00 Porto" }?.members.count, 4)
         XCTAssertEqual(result.events.first { $0.name == "2019-06-09 Sintra" }?.members.count, 6)
+
+        // A photo a day at noon right up to the day of the bursts and after it: the bursts keep their names (the
+        // last daily photo before them used to join the morning, the next day's the evening), the daily photos
+        // are runs of their own, and a three-day trip is one event.
+        let bologna = (44.4949, 11.3426), florence = (43.7696, 11.2558)
+        var daily = Library()
+        for day in 1...7 { daily.add(Self.at(2019, 9, day, 12), place: "Bologna", at: bologna) }
+        daily.burst(from: Self.at(2019, 9, 8, 8), to: Self.at(2019, 9, 8, 8, 12), every: 240, place: "Bologna", at: bologna)
+        daily.burst(from: Self.at(2019, 9, 8, 19), to: Self.at(2019, 9, 8, 19, 12), every: 240, place: "Bologna", at: bologna)
+        for day in 9...16 { daily.add(Self.at(2019, 9, day, 12), place: "Bologna", at: bologna) }
+        for day in 17...19 {
+            daily.burst(from: Self.at(2019, 9, day, 10), to: Self.at(2019, 9, day, 10, 40), every: 600, place: "Florence", at: florence)
+        }
+        let events = EventClustering.cluster(daily.photos, stored: [], now: Self.at(2019, 11, 1)).events
+        XCTAssertEqual(events.map(\.name), ["2019-09-01–07 Bologna", "2019-09-08 08.00 Bologna", "2019-09-08 19.00 Bologna",
+                                            "2019-09-09–16 Bologna", "2019-09-17–19 Florence"])
+        XCTAssertEqual(events.map(\.members.count), [7, 4, 4, 8, 15])
     }
 
     func testUnsortedInputAndRepeatedSeqsGiveTheSameEvents() {
