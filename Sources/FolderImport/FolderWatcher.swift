@@ -18,6 +18,9 @@ public final class FolderWatcher {
     private var missingRoots: Set<String> = []
     private var nextRootRetry = 0.0
     private var limitWarned = false
+    /// Folders moved away from a watched folder, by the rename's cookie, until the move's other half comes
+    /// (a rename inside the tree) or the map is full (moved out of it).
+    private var movedAway: [UInt32: String] = [:]
     static let rootRetry = 5.0
     static let retryAfterFailure = 5.0
     /// IN_CLOSE_WRITE ends a write; IN_CREATE/IN_MODIFY start one; moves, deletions and attribute changes
@@ -122,7 +125,15 @@ public final class FolderWatcher {
         let path = folder + "/" + name
         if mask & UInt32(IN_ISDIR) != 0 {
             guard !name.hasPrefix(".") else { return } // hidden folders are not imported
-            if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { addFolder(path, now: current) }
+            if mask & UInt32(IN_MOVED_FROM) != 0 {
+                if movedAway.count >= 256 { movedAway.removeAll() }
+                movedAway[event.cookie] = path
+            }
+            if mask & UInt32(IN_MOVED_TO) != 0, let old = movedAway.removeValue(forKey: event.cookie) {
+                addFolder(path, movedFrom: old, now: current)
+            } else if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                addFolder(path, now: current)
+            }
             batching.changed(at: current)
             return
         }
@@ -160,9 +171,18 @@ public final class FolderWatcher {
     /// A folder that appeared (created, or moved in with its files): watched with everything under it, and
     /// its image files modified in the last second judged as being written until their sizes settle (their
     /// events came before the watch); older ones are complete.
-    private func addFolder(_ path: String, now current: Double) {
+    /// `movedFrom`: the folder's path before a rename inside the watched folders, whose files' writes were
+    /// seen: each is complete unless it was still being written (then it still is, under its new path). Judged
+    /// by size instead, a folder made, filled and renamed at once showed 3.1–3.3 s after the rename.
+    private func addFolder(_ path: String, movedFrom: String? = nil, now current: Double) {
         guard watch(path) else { return }
         for folder in FolderWatcher.subfolders(of: path) { _ = watch(folder) }
+        if let movedFrom {
+            for file in FolderWalk.walk(roots: [path]).images where file.path.hasPrefix(path + "/") {
+                batching.moved(from: movedFrom + file.path.dropFirst(path.count), to: file.path, at: current)
+            }
+            return
+        }
         let wallClock = Date().timeIntervalSince1970
         for file in FolderWalk.walk(roots: [path]).images {
             // A future mtime (another machine's clock) gives a negative age: judged by its size, as before.

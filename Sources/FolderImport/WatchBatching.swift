@@ -80,6 +80,17 @@ public struct WatchBatching: Sendable {
         }
     }
 
+    /// A file moved with its folder inside the watched folders: still being written if it was (under its new
+    /// path), else complete.
+    public mutating func moved(from old: String, to new: String, at now: Double) {
+        if let entry = writing.removeValue(forKey: old) {
+            writing[new] = entry
+            changed(at: now)
+        } else {
+            finished(new, at: now)
+        }
+    }
+
     /// A file was closed after writing (IN_CLOSE_WRITE), renamed, or deleted: it is complete, or gone.
     public mutating func finished(_ path: String, at now: Double) {
         writing[path] = nil

@@ -14,6 +14,12 @@ public struct RecentSearches: Sendable {
     /// Least recently used first.
     private var remembered: [(number: Int64, query: SearchQuery)] = []
     private var nextNumber: Int64 = 1
+    /// Queries pushed out of the 20 (not those forgotten by `rmdir`), most recent last, at most `pushedOutKept`:
+    /// their directories still list their results. The kernel keeps a name it looked up for its entry timeout
+    /// and hears that the query was pushed out only at the next catalog check (up to a second later), so
+    /// `ls /search/canon` right after 20 other searches reached the old directory and got ENOENT for 0.7–2.5 s.
+    private var pushedOut: [(number: Int64, query: SearchQuery)] = []
+    static let pushedOutKept = 64
 
     public init() {}
 
@@ -34,16 +40,27 @@ public struct RecentSearches: Sendable {
         // query that extends the most recent one replaces it, so the 20 hold what was searched for, not each
         // keystroke.
         if let last = remembered.last, query.name.utf8.starts(with: last.query.name.utf8) {
-            forgotten = .searchResults(remembered.removeLast().number)
+            let replaced = remembered.removeLast()
+            keepPushedOut(replaced)
+            forgotten = .searchResults(replaced.number)
         }
         remembered.append((number, query))
-        if remembered.count > Self.capacity { forgotten = .searchResults(remembered.removeFirst().number) }
+        if remembered.count > Self.capacity {
+            let oldest = remembered.removeFirst()
+            keepPushedOut(oldest)
+            forgotten = .searchResults(oldest.number)
+        }
         return (.searchResults(number), forgotten)
     }
 
-    /// The query a directory stands for, while it is remembered.
+    private mutating func keepPushedOut(_ entry: (number: Int64, query: SearchQuery)) {
+        pushedOut.append(entry)
+        if pushedOut.count > Self.pushedOutKept { pushedOut.removeFirst(pushedOut.count - Self.pushedOutKept) }
+    }
+
+    /// The query a directory stands for, while it is remembered or was lately pushed out of the 20.
     public func query(number: Int64) -> SearchQuery? {
-        remembered.first { $0.number == number }?.query
+        remembered.first { $0.number == number }?.query ?? pushedOut.last { $0.number == number }?.query
     }
 
     /// The node of a remembered query, by its exact name (bytes), without making it the most recent.

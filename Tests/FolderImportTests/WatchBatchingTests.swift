@@ -82,6 +82,19 @@ final class WatchBatchingTests: XCTestCase {
         XCTAssertEqual(batching.decision(at: 0.25), .importNow(deferring: ["/p/moved/fresh.jpg"]))
     }
 
+    /// A folder renamed inside the watched folders: its files whose writes were seen are complete at once, one
+    /// still being written stays so under its new path.
+    func testFilesOfAFolderRenamedInsideKeepWhatWasSeenOfThem() {
+        var batching = WatchBatching()
+        batching.writing("/p/new/a.jpg", at: 0)
+        batching.finished("/p/new/a.jpg", at: 0.1) // closed
+        batching.writing("/p/new/b.jpg", at: 0.1) // still open
+        batching.moved(from: "/p/new/a.jpg", to: "/p/trip/a.jpg", at: 0.2)
+        batching.moved(from: "/p/new/b.jpg", to: "/p/trip/b.jpg", at: 0.2)
+        XCTAssertEqual(batching.filesBeingWritten, ["/p/trip/b.jpg"])
+        XCTAssertEqual(batching.decision(at: 0.45), .importNow(deferring: ["/p/trip/b.jpg"]))
+    }
+
     /// A writer that stops writing without closing (or whose close was lost) is judged by size after 30 s.
     func testAStalledWriterIsJudgedBySizeAfterTheCloseTimeout() {
         var batching = WatchBatching()

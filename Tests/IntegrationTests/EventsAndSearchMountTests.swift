@@ -202,6 +202,8 @@ final class EventsAndSearchMountTests: XCTestCase {
         let kept = list("search")
         XCTAssertEqual(kept.count, 20, "\(kept)")
         XCTAssertTrue(kept.contains("word24") && !kept.contains("belem"), "\(kept)")
+        // Pushed out, and looked up again at once (the kernel may still hold the old name): still its photos.
+        XCTAssertEqual(list("search/belem").count, 1, "a query pushed out of the 20 is still a search")
     }
 
     /// A user who is not root mounts their library and forgets a query: with `default_permissions` the kernel

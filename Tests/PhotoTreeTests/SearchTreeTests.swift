@@ -19,10 +19,12 @@ final class SearchTreeTests: XCTestCase {
         // Harbour was used least recently: the 21st query pushes it out.
         let pushed = searches.remember(try XCTUnwrap(SearchQuery(name: "belem")))
         XCTAssertEqual(pushed.forgotten, .searchResults(1))
-        XCTAssertNil(searches.query(number: 1))
+        XCTAssertNil(searches.node(named: "harbour 2019"), "not listed any more")
+        XCTAssertEqual(searches.query(number: 1), harbour, "a name the kernel still holds lists its results")
         XCTAssertEqual(searches.count, 20)
         XCTAssertEqual(searches.forget(named: "belem"), .searchResults(21))
         XCTAssertNil(searches.forget(named: "belem"))
+        XCTAssertNil(searches.query(number: 21), "rmdir forgets at once")
         XCTAssertEqual(searches.remember(harbour).node, .searchResults(22), "a number is never given twice")
         let listing = searches.listing(newest: 5)
         XCTAssertEqual(listing.entries.count, 20)
