@@ -177,7 +177,7 @@ enum SearchIndex {
     /// Inserts the index rows of the photos `p` matching `condition` (statements ending in ";"): every photo
     /// into the word table, into the trigram table only those whose text holds a character of `substringScripts`.
     /// `withCameraAndPeople`: false only inside the search migration, which runs before the camera column
-    /// exists (`cameraAndPeopleMigration` queues every photo again).
+    /// exists (`cameraAndPeopleMigration` then queues the photos with people; cameras start empty).
     static func insertSQL(where condition: String, withCameraAndPeople: Bool = true) -> String {
         let names = "rowid, " + columns.joined(separator: ", ")
         let text = "coalesce(p.title, '') || ' ' || coalesce(p.description, '') || ' ' || coalesce(p.tags, '') || ' ' "

@@ -16,7 +16,8 @@ public struct EventRules: Sendable {
     /// log of the 2d + 1 gaps around it by log K; the paper's d = 10 and K = 17.
     public var window = 10
     public var gapRatio: Double = 17
-    /// Gaps this long or longer (a night) are not the rhythm PhotoTOC's mean measures (see `EventBoundaries`).
+    /// Gaps this long or longer (a night) are soft boundaries and not the rhythm PhotoTOC's mean measures; a
+    /// tiny piece joins only a neighbour nearer than this (see `EventBoundaries`, `joinTinyPieces`).
     public var rhythmGap: Int64 = 8 * 3600
     /// Pieces of fewer photos join the nearer neighbour (in time) across a boundary that is not a hard one.
     public var minimumPhotos = 3
