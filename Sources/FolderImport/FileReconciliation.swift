@@ -232,6 +232,16 @@ public enum FileReconciliation {
         }
         // A photo also held by a file of another folder may be shown from there: it stays where it was.
         for other in others where members[other.photoID] != nil { members[other.photoID, default: []].append(other.path) }
+        // A photo shown from a file of this folder that is gone, and held now only by another folder's copies,
+        // is shown from one of those: it kept pointing at the deleted file (EIO on open) until that other
+        // folder was imported, and importing this one again, as the log said, changed nothing.
+        let vanishedPaths = Set(vanished.map(\.path))
+        let shownFromVanished = Set(others.map(\.photoID).filter { id in
+            members[id] == nil && previousRepresentative[id].map(vanishedPaths.contains) == true
+        })
+        for other in others where shownFromVanished.contains(other.photoID) {
+            members[other.photoID, default: []].append(other.path)
+        }
         let stillHeld = Set(files.map(\.photoID)).union(others.map(\.photoID))
         let before = Set(candidates.compactMap(\.previous?.photoID)).union(vanished.map(\.photoID))
         let removed = before.subtracting(stillHeld).sorted()

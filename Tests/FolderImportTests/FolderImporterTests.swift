@@ -213,6 +213,26 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertNotEqual(gamma.seq, 0)
     }
 
+    /// The same bytes in two imported folders are one photo, shown from one of the files; when that file is
+    /// deleted and only its folder is imported again, the photo is shown from the other folder's copy.
+    func testAPhotoShownFromADeletedFileMovesToItsCopyInAnotherFolder() throws {
+        let second = directory.appendingPathComponent("second").path
+        try FileManager.default.createDirectory(atPath: second, withIntermediateDirectories: true)
+        let original = try write("shared.jpg", seed: 50, tags: ["-ImageDescription=Shared"])
+        try FileManager.default.copyItem(atPath: original, toPath: second + "/copy.jpg")
+        let catalog = try Catalog(path: library)
+        _ = try FolderImporter(catalog: catalog, roots: [photos, second], logger: Logger(label: "test"), progress: nil).run()
+        let shared = try XCTUnwrap(photo(titled: "Shared"))
+        XCTAssertTrue(shared.originalURL.hasSuffix("/photos/shared.jpg"), shared.originalURL)
+
+        try FileManager.default.removeItem(atPath: original)
+        let again = try importFolder() // this folder only
+        XCTAssertEqual(again.counts.removed, 0, "the copy still holds the photo")
+        let moved = try XCTUnwrap(photo(titled: "Shared"))
+        XCTAssertEqual(moved.seq, shared.seq)
+        XCTAssertTrue(moved.originalURL.hasSuffix("/second/copy.jpg"), moved.originalURL)
+    }
+
     func testAnotherFoldersImportLeavesThisOnesPhotos() throws {
         try write("a.jpg", seed: 20)
         try importFolder()
