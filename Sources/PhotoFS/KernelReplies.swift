@@ -60,7 +60,14 @@ public struct KernelOpenFlags: Equatable, Sendable {
 public final class OpenDirectory: @unchecked Sendable {
     public let listing: DirectoryListing
     public let parent: UInt64
-    init(listing: DirectoryListing, parent: UInt64) { self.listing = listing; self.parent = parent }
+    /// The listings' epoch when it was opened (before its listing was read): a read after the catalog changed
+    /// may hand the kernel this listing after the change's invalidation, to keep (`cacheListing`) for good.
+    let stamp: StampedCache<Node, DirectoryListing>.Stamp?
+    /// Whether that was noted (under the filesystem's lock): one invalidation per open directory.
+    var staleNoted = false
+    init(listing: DirectoryListing, parent: UInt64, stamp: StampedCache<Node, DirectoryListing>.Stamp? = nil) {
+        self.listing = listing; self.parent = parent; self.stamp = stamp
+    }
     /// The kernel may keep the listing until the catalog changes: the watcher invalidates the directory then
     /// (notify_inval_inode), so a warm `ls -lR` never reaches the daemon. Not /search's: every lookup of a new
     /// query changes it, and the watcher would tell the kernel only up to a poll interval later.

@@ -76,6 +76,11 @@ final class ListingStore: @unchecked Sendable {
 
     // MARK: Listings
 
+    /// The epoch of the cache a node's listing is kept in (`OpenDirectory.stamp`).
+    func listingStamp(for node: Node) -> StampedCache<Node, DirectoryListing>.Stamp {
+        (node == .recent ? recentListing : listings).stamp()
+    }
+
     /// A directory's listing, from the cache or built now.
     func listing(of node: Node) throws -> DirectoryListing {
         if node == .search { return searches.listing() } // changes at every lookup: never cached

@@ -61,6 +61,26 @@ final class DirectoryReplyTests: XCTestCase {
         XCTAssertEqual(try fixture.filesystem.openDirectory(fixture.yearInode).listing.entries.count, 3)
     }
 
+    /// A directory opened before a change and read after it hands the kernel the old entries, maybe after the
+    /// change's invalidation: the next check invalidates it again, once; one opened after the change needs none.
+    func testAnOpenDirectoryReadAfterAChangeIsInvalidatedAgain() throws {
+        let fixture = try FilesystemFixture(photos: 4)
+        let directory = try fixture.filesystem.openDirectory(fixture.yearInode)
+        let ids = try directory.listing.entries.map(fixture.photoID(of:))
+        try fixture.catalog.removePhotos(ids: [ids[0]])
+        XCTAssertTrue(fixture.filesystem.checkForCatalogChanges().contains(.inode(fixture.yearInode)), "the change's own")
+        XCTAssertEqual(fixture.filesystem.checkForCatalogChanges(), [], "nothing new")
+        var read = 0
+        fixture.filesystem.directoryEntries(directory, from: 0, plus: true) { _ in read += 1; return true }
+        fixture.filesystem.directoryEntries(directory, from: 3, plus: true) { _ in read += 1; return true }
+        XCTAssertEqual(read, 6 + 3)
+        XCTAssertEqual(fixture.filesystem.checkForCatalogChanges(), [.inode(fixture.yearInode)], "read after the change")
+        XCTAssertEqual(fixture.filesystem.checkForCatalogChanges(), [], "once")
+        let fresh = try fixture.filesystem.openDirectory(fixture.yearInode)
+        fixture.filesystem.directoryEntries(fresh, from: 0, plus: true) { _ in true }
+        XCTAssertEqual(fixture.filesystem.checkForCatalogChanges(), [])
+    }
+
     func testPlusEntriesOfASizedMountGoWithoutAttributesUntilTheSizeIsKnown() throws {
         var options = FilesystemOptions()
         options.variant = VariantSpec(argument: "square:32")
