@@ -1,5 +1,6 @@
 // When a photo was taken, as the camera's wall clock read it: EXIF date texts, their offsets, dates in file names.
 import Foundation
+import PhotoCatalog
 import PhotoSources
 
 /// A capture time as local wall-clock fields read as if they were UTC (the catalog's `moment_at` convention:
@@ -42,8 +43,7 @@ public enum CaptureDateRules {
     /// The latest plausible year for a photo imported at `now` (seconds since 1970): the next year, so a
     /// camera a few hours ahead on New Year's Eve still counts.
     public static func latestYear(now: Int64) -> Int {
-        let days = now >= 0 ? now / 86_400 : (now - 86_399) / 86_400
-        return MomentRange.civil(fromDays: days).year + 1
+        CivilDate.of(days: CivilDate.day(ofSecond: now)).year + 1
     }
 
     /// `DateTimeOriginal` (with `OffsetTimeOriginal`), else `DateTimeDigitized` (with `OffsetTimeDigitized`),

@@ -57,23 +57,15 @@ public struct PhotoRecord: Equatable, Sendable {
     }
 
     /// The calendar year (UTC, like the stored moment) a moment falls in: the photo's /moments directory.
-    /// Moments outside years 1–9999 (`CatalogLimits.momentRange`) are clamped to it first: gmtime_r fails
-    /// for years beyond a 32-bit `tm_year` and leaves its output unset, and no name can show such a year anyway.
+    /// Moments outside years 1–9999 (`CatalogLimits.momentRange`) are clamped to it first: no name can show
+    /// such a year.
     /// The catalog leaves a photo whose `moment_at` is out of range out of every listing.
     public static func year(ofMoment seconds: Int64) -> Int {
         let clamped = min(max(seconds, CatalogLimits.momentRange.lowerBound), CatalogLimits.momentRange.upperBound)
-        // The proleptic Gregorian year by arithmetic (days to civil date, eras of 400 years), as gmtime counts
-        // it, without gmtime_r's time-zone lock on every row checked (a mount's scan checks 100,000, beside
-        // listings built on other threads). Measured at mount: the scan 182–197 ms against 181–215 ms with
-        // gmtime_r (three pairs, within noise); kept for the lock, not the time.
-        let days = clamped >= 0 ? clamped / 86_400 : (clamped - 86_399) / 86_400
-        let shifted = days + 719_468 // days from 0000-03-01
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthFromMarch = (5 * dayOfYear + 2) / 153
-        return Int(yearOfEra + era * 400 + (monthFromMarch >= 10 ? 1 : 0))
+        // By arithmetic (`CivilDate`), as gmtime counts it, without gmtime_r's time-zone lock on every row
+        // checked (a mount's scan checks 100,000, beside listings built on other threads). Measured at mount:
+        // the scan 182–197 ms against 181–215 ms with gmtime_r (three pairs, within noise); kept for the lock.
+        return CivilDate.of(days: CivilDate.day(ofSecond: clamped)).year
     }
 
     /// A photo is shown in the tree only when its exact size and an accepted content type are known.

@@ -383,28 +383,13 @@ public enum MomentRange {
         return clamp(days * 86_400 + Int64(hour) * 3600 + Int64(minute) * 60 + Int64(second))
     }
 
-    /// The proleptic Gregorian (year, month, day) of a day counted from 1970-01-01 (Howard Hinnant's
-    /// civil_from_days, the inverse of `seconds`), integer only.
-    public static func civil(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (Int(year), Int(month), Int(day))
-    }
-
     /// "2024-07-14 09:30:12", the catalog's date-taken text, of seconds read as the camera's wall clock.
     /// `seconds` is clamped to the range first, so any value gives a four-digit year.
     public static func dateTakenText(_ seconds: Int64) -> String {
         let seconds = clamp(seconds)
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let days = CivilDate.day(ofSecond: seconds)
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilDate.of(days: days)
         return String(format: "%04d-%02d-%02d %02d:%02d:%02d", year, month, day, Int(secondOfDay / 3600),
                       Int(secondOfDay % 3600 / 60), Int(secondOfDay % 60))
     }

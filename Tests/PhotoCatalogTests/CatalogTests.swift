@@ -176,5 +176,18 @@ final class CatalogTests: XCTestCase {
         }
         XCTAssertEqual(PhotoRecord.year(ofMoment: Int64.min), 1, "clamped to year 1")
         XCTAssertEqual(PhotoRecord.year(ofMoment: Int64.max), 9999, "clamped to year 9999")
+        // The whole date, against gmtime, and the day of any second (rounding down, never overflowing).
+        for moment in moments.prefix(20_000) where CatalogLimits.momentRange.contains(moment) {
+            var time = time_t(moment)
+            var parts = tm()
+            XCTAssertNotNil(gmtime_r(&time, &parts))
+            let date = CivilDate.of(days: CivilDate.day(ofSecond: moment))
+            XCTAssertEqual([date.year, date.month, date.day],
+                           [Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday)], "moment \(moment)")
+        }
+        for (second, day) in [(Int64(0), Int64(0)), (86_399, 0), (86_400, 1), (-1, -1), (-86_400, -1), (-86_401, -2),
+                              (Int64.max, Int64.max / 86_400), (Int64.min, -(Int64.max / 86_400) - 1)] {
+            XCTAssertEqual(CivilDate.day(ofSecond: second), day, "second \(second)")
+        }
     }
 }
