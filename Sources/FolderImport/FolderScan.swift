@@ -90,9 +90,12 @@ public final class FolderScan {
 
         plan.previousFiles = try catalog.folderFiles()
         let remembered = plan.previousFiles
-        // A file being written keeps what was remembered of it, as a file that cannot be read does.
-        let deferredRemembered = remembered.filter { walk.walkedRoots.contains($0.root) && deferred.contains($0.path) }
-        let mine = remembered.filter { walk.walkedRoots.contains($0.root) && !deferred.contains($0.path) }
+        // A file being written keeps what was remembered of it, as a file that cannot be read does, and so do
+        // the files of a folder the walk could not look at (FolderWalkResult.unreadable).
+        let unlooked = walk
+        func isKept(_ file: RememberedFile) -> Bool { deferred.contains(file.path) || unlooked.isUnreadable(file.path) }
+        let keptRemembered = remembered.filter { walk.walkedRoots.contains($0.root) && isKept($0) }
+        let mine = remembered.filter { walk.walkedRoots.contains($0.root) && !isKept($0) }
         let others = remembered.filter { !walk.walkedRoots.contains($0.root) }
         let classification = FileReconciliation.classify(remembered: mine, walked: walk.images)
 
@@ -100,7 +103,7 @@ public final class FolderScan {
         // of it, so a passing problem (permissions, a file being written) removes no photo.
         var readings: [String: FileReading] = [:]
         var candidates: [FileReconciliation.Candidate] = []
-        var keptAsRemembered: [RememberedFile] = deferredRemembered
+        var keptAsRemembered: [RememberedFile] = keptRemembered
         let toRead = Set(classification.pathsToRead)
         let filesToRead = walk.images.filter { toRead.contains($0.path) && classification.changes[$0.path] != nil }
         // Overlapping roots may walk a path twice: both get its one reading.

@@ -9,6 +9,16 @@ public struct FolderWalkResult: Sendable {
     public var warnings: [String] = []
     /// Roots that could be walked (a root that is missing or unreadable keeps its remembered files untouched).
     public var walkedRoots: Set<String> = []
+    /// What is there but could not be looked at (permissions, an I/O error, a share gone stale): folders, each
+    /// with a "/" after it, and files. Photos imported from them are kept as they were, not removed as gone: a
+    /// `chmod` or a network hiccup must not empty part of the library (and bring it back as new photos with
+    /// new inodes). Only what no longer exists (ENOENT, ENOTDIR) is gone.
+    public var unreadable: [String] = []
+
+    /// Whether `path` is, or is inside, something the walk could not look at.
+    public func isUnreadable(_ path: String) -> Bool {
+        unreadable.contains { $0.hasSuffix("/") ? path.hasPrefix($0) : path == $0 }
+    }
 }
 
 public enum FolderWalk {
@@ -44,7 +54,8 @@ public enum FolderWalk {
     /// One directory entry as the walk needs it (two whole `stat`s per entry made sorting a folder of 1,000
     /// files move 300 KB).
     private struct Entry {
-        enum Kind { case folder, file, linkToFolder, special, failed(String) }
+        /// `failed`: a warning, and whether the entry is there still (not ENOENT): then it is `unreadable`.
+        enum Kind { case folder, file, linkToFolder, special, failed(String, present: Bool) }
         var name: String
         /// The name, with "/" after it for a folder: sorting siblings by it sorts their paths by bytes.
         var sortKey: String
@@ -58,7 +69,10 @@ public enum FolderWalk {
 
     private static func walkFolder(_ folder: String, root: String, into result: inout FolderWalkResult) {
         guard let handle = opendir(folder) else {
-            result.warnings.append("folder skipped: \(folder): \(lastError(or: "cannot be read"))")
+            let gone = isGone(errno)
+            result.warnings.append("folder skipped: \(folder): \(lastError(or: "cannot be read"))"
+                                   + (gone ? "" : " (photos imported from it are kept)"))
+            if !gone { result.unreadable.append(folder + "/") }
             return
         }
         // Each entry is stat'ed relative to the open folder (fstatat), as find(1) does: a stat by absolute path
@@ -74,12 +88,16 @@ public enum FolderWalk {
                 var link = stat()
                 guard fstatat(folderFD, base, &link, AT_SYMLINK_NOFOLLOW) == 0 else {
                     // Gone since the listing (a file deleted during the walk) or unreadable.
-                    return Entry(name: name, sortKey: name, kind: .failed("file skipped: \(folder)/\(name): \(lastError(or: "vanished"))"))
+                    let present = !isGone(errno)
+                    return Entry(name: name, sortKey: name,
+                                 kind: .failed("file skipped: \(folder)/\(name): \(lastError(or: "vanished"))", present: present))
                 }
                 var info = link
                 if (link.st_mode & S_IFMT) == S_IFLNK {
                     guard fstatat(folderFD, base, &info, 0) == 0 else {
-                        return Entry(name: name, sortKey: name, kind: .failed("link skipped: \(folder)/\(name): \(lastError(or: "broken"))"))
+                        let present = !isGone(errno)
+                        return Entry(name: name, sortKey: name,
+                                     kind: .failed("link skipped: \(folder)/\(name): \(lastError(or: "broken"))", present: present))
                     }
                     // Links to folders are not followed.
                     if (info.st_mode & S_IFMT) == S_IFDIR { return Entry(name: name, sortKey: name, kind: .linkToFolder) }
@@ -105,8 +123,9 @@ public enum FolderWalk {
         for entry in entries {
             let name = entry.name
             switch entry.kind {
-            case .failed(let warning):
+            case .failed(let warning, let present):
                 result.warnings.append(warning)
+                if present { result.unreadable.append(folder + "/" + name) }
             case .linkToFolder:
                 continue
             case .folder:
@@ -122,6 +141,10 @@ public enum FolderWalk {
             }
         }
     }
+
+    /// An error that says the entry no longer exists (deleted, or a folder replaced by a file), not that it
+    /// could not be looked at.
+    private static func isGone(_ code: Int32) -> Bool { code == ENOENT || code == ENOTDIR }
 
     static func lastError(or fallback: String) -> String {
         let code = errno

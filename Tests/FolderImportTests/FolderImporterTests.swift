@@ -4,6 +4,7 @@ import FolderImport
 import Logging
 import PhotoCatalog
 import PhotoSources
+import TestRequirements
 import XCTest
 
 final class FolderImporterTests: XCTestCase {
@@ -145,6 +146,52 @@ final class FolderImporterTests: XCTestCase {
         let gone = try importFolder()
         XCTAssertEqual(gone.counts.removed, 1)
         XCTAssertNil(try photo(titled: "c"))
+    }
+
+    /// A folder that is there but cannot be read (permissions; an I/O error or a stale share the same way) is a
+    /// warning, and the photos imported from it stay, with their inodes: they were removed as "gone", and came
+    /// back as new photos once the folder could be read again. A folder deleted is gone: its photos go.
+    func testAFolderThatCannotBeReadKeepsItsPhotos() throws {
+        try TestRequirement.root("to read the folders as nobody (setfsuid), whom a folder's mode can refuse")
+        try write("trip/inside.jpg", seed: 40, tags: ["-ImageDescription=Inside"])
+        try write("outside.jpg", seed: 41, tags: ["-ImageDescription=Outside"])
+        try importFolder()
+        let inside = try XCTUnwrap(photo(titled: "Inside"))
+        // nobody owns the library (it writes it) and may read everything but the folder made unreadable.
+        XCTAssertEqual(lchown(directory.path, 65534, 65534), 0)
+        for name in FileManager.default.enumerator(atPath: directory.path)?.compactMap({ $0 as? String }) ?? [] {
+            XCTAssertEqual(lchown(directory.path + "/" + name, 65534, 65534), 0, name)
+        }
+        XCTAssertEqual(chmod(photos + "/trip", 0o000), 0)
+        let report = try asNobody { try importFolder() }
+        XCTAssertEqual(report.counts.removed, 0, "the folder's photos are kept")
+        XCTAssertEqual(report.counts.warnings, 1)
+        XCTAssertEqual(try photo(titled: "Inside")?.seq, inside.seq)
+        XCTAssertEqual(chmod(photos + "/trip", 0o755), 0)
+        let readable = try asNobody { try importFolder() }
+        XCTAssertEqual(readable.counts.new, 0, "the photo was never gone")
+        XCTAssertEqual(try photo(titled: "Inside")?.seq, inside.seq, "same photo, same inode")
+        try FileManager.default.removeItem(atPath: photos + "/trip")
+        XCTAssertEqual(try importFolder().counts.removed, 1, "a folder deleted takes its photos")
+    }
+
+    /// Runs `body` with this thread's file-system user and group nobody's (setfsuid: this thread only, and
+    /// without root's permission to read any folder); root's again after.
+    func asNobody<T>(_ body: () throws -> T) throws -> T {
+        // glibc's setfsuid/setfsgid (sys/fsuid.h, which Swift's Glibc module leaves out), found by name.
+        typealias SetID = @convention(c) (UInt32) -> Int32
+        let libc = dlopen(nil, RTLD_NOW)
+        guard let uid = dlsym(libc, "setfsuid"), let gid = dlsym(libc, "setfsgid") else {
+            throw XCTSkip("no setfsuid in this C library")
+        }
+        let setUser = unsafeBitCast(uid, to: SetID.self), setGroup = unsafeBitCast(gid, to: SetID.self)
+        _ = setGroup(65534)
+        _ = setUser(65534)
+        defer {
+            _ = setUser(0)
+            _ = setGroup(0)
+        }
+        return try body()
     }
 
     /// Hostile EXIF written with exiftool's raw values: each unusable value is a warning naming the file, and
