@@ -23,8 +23,8 @@ public struct FolderWalkResult: Sendable {
 
 public enum FolderWalk {
     /// Walks every root recursively: entries in the byte order of their paths, symlinks to folders not followed (a link to a file
-    /// is its target), hidden folders (".thumbnails", ".git") left out, a folder that vanishes or cannot be
-    /// read one warning. Roots are absolute paths without a trailing "/".
+    /// is its target), what `isLeftOut` says left out, a folder that vanishes or cannot be read one warning.
+    /// Roots are absolute paths without a trailing "/".
     public static func walk(roots: [String]) -> FolderWalkResult {
         var result = FolderWalkResult()
         // Roots in the byte order of their paths, each walked in that order too: the files come out sorted as
@@ -129,10 +129,11 @@ public enum FolderWalk {
             case .linkToFolder:
                 continue
             case .folder:
-                if !name.hasPrefix(".") { walkFolder(folder + "/" + name, root: root, into: &result) }
+                if !isLeftOut(folderNamed: name) { walkFolder(folder + "/" + name, root: root, into: &result) }
             case .special:
                 result.skipped[root, default: [:]][.other, default: 0] += 1
             case .file:
+                guard !name.hasPrefix(".") else { result.skipped[root, default: [:]][.other, default: 0] += 1; continue }
                 let kind = ImageFileKind.fromName(name)
                 guard kind.isImage else { result.skipped[root, default: [:]][kind, default: 0] += 1; continue }
                 result.images.append(WalkedFile(
@@ -140,6 +141,15 @@ public enum FolderWalk {
                     mtimeNanos: entry.mtimeNanos, kind: kind, readableByOthers: entry.readableByOthers))
             }
         }
+    }
+
+    /// Folders that hold no photos of the person's, only copies or leftovers: hidden ones (".thumbnails", ".git",
+    /// ".Trash-1000") and the metadata a NAS keeps beside the photos it shares (Synology's "@eaDir" thumbnails,
+    /// "#recycle" and "#snapshot"), which would import as duplicates or as photos deleted long ago. Hidden
+    /// files are left out too (counted as other files): macOS writes a "._IMG_0001.JPG" of metadata beside
+    /// each photo on exFAT cards and shares, which is no image.
+    public static func isLeftOut(folderNamed name: String) -> Bool {
+        name.hasPrefix(".") || name == "@eaDir" || name == "#recycle" || name == "#snapshot"
     }
 
     /// An error that says the entry no longer exists (deleted, or a folder replaced by a file), not that it

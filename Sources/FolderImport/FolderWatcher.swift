@@ -2,7 +2,7 @@
 import Foundation
 import Logging
 
-/// Watches the imported folders with inotify (every folder the walk would enter: recursive, hidden folders and
+/// Watches the imported folders with inotify (every folder the walk would enter: recursive, left-out folders and
 /// links to folders left out, new folders added as they appear) and runs `importBatch` when `WatchBatching` says
 /// so. The events only decide when an import runs; each batch is a whole import, whose walk and reconciliation
 /// find what changed (so a lost event queue, IN_Q_OVERFLOW, needs nothing more than a batch).
@@ -124,7 +124,7 @@ public final class FolderWatcher {
         if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 { batching.changed(at: current); return }
         let path = folder + "/" + name
         if mask & UInt32(IN_ISDIR) != 0 {
-            guard !name.hasPrefix(".") else { return } // hidden folders are not imported
+            guard !FolderWalk.isLeftOut(folderNamed: name) else { return } // as the walk leaves them out
             if mask & UInt32(IN_MOVED_FROM) != 0 {
                 if movedAway.count >= 256 { movedAway.removeAll() }
                 movedAway[event.cookie] = path
@@ -217,7 +217,7 @@ public final class FolderWatcher {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                     String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
                 }
-                guard !name.hasPrefix(".") else { continue }
+                guard !FolderWalk.isLeftOut(folderNamed: name) else { continue }
                 let path = folder + "/" + name
                 var info = stat()
                 guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }

@@ -11,15 +11,22 @@ struct FolderImportCommand: ParsableCommand {
         commandName: "folder",
         abstract: "Import your own photo folders (JPEG, PNG, HEIC) into a library.",
         discussion: """
-            Walks each folder recursively (links to folders are not followed, hidden folders are left out) and \
-            imports JPEG (.jpg, .jpeg), PNG and HEIC/HEIF files, with their date taken, place (GPS and the \
-            nearest city of Debian's GeoNames data), photographer and title from EXIF. Videos, raw files and \
-            anything else are counted and left out; a file that cannot be read is skipped with a warning naming \
-            it. The mount reads the files where they are: nothing is copied.
+            Walks each folder recursively (links to folders are not followed; hidden files and folders and a \
+            NAS's @eaDir, #recycle and #snapshot are left out) and imports JPEG (.jpg, .jpeg), PNG and HEIC/HEIF \
+            files. The date taken is EXIF's DateTimeOriginal (with OffsetTimeOriginal), else DateTimeDigitized, \
+            else DateTime, else a date in the file name (IMG_20240714_093012.jpg, PXL_20240714_093012345.jpg, \
+            2024-07-14 09.30.12.jpg, 20240714_093012.jpg), else the file's modification time; names and years \
+            show the local time it was taken, never converted to UTC. The place comes from GPS and the nearest \
+            city of Debian's GeoNames data, the photographer from Artist (else Make and Model), the title from \
+            ImageDescription (else the file name). Videos, raw files and anything else are counted and left out; a file that cannot be read is \
+            skipped with a warning naming it. The mount reads the files where they are: nothing is copied.
 
             Import again after changing the folders: a renamed or moved file keeps its photo (same inode in the \
             mount, same user.photofs.id), an edited file is the same photo with new bytes, identical files are \
-            one photo, and a deleted file's photo is removed. Unchanged files are not read again.
+            one photo, and a deleted file's photo is removed; a folder that cannot be read keeps its photos. \
+            Unchanged files are not read again. A file changed after the import and not imported again fails to \
+            open in a mount (EIO; the mount's log, photofs.log in its cache folder, says to import again). \
+            `photofs status` shows each folder's files, photos and duplicate files.
 
             With --watch, photofs keeps running after the import and imports again whenever a file is added, \
             changed, moved or deleted under the folders (inotify; a burst of changes is one import, a file is \

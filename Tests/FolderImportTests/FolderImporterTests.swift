@@ -148,6 +148,23 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertNil(try photo(titled: "c"))
     }
 
+    /// What a card or a NAS share holds beside the photos is left out without a warning: macOS's "._" metadata
+    /// files and other hidden files (counted as other files), Synology's "@eaDir" thumbnails and "#recycle" bin.
+    func testHiddenFilesAndNasMetadataAreLeftOut() throws {
+        try FileManager.default.createDirectory(atPath: photos + "/@eaDir/kept.jpg", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: photos + "/#recycle", withIntermediateDirectories: true)
+        try write("IMG_0001.JPG", seed: 50)
+        try write("@eaDir/kept.jpg/SYNOFILE_THUMB_XL.jpg", seed: 51)
+        try write("#recycle/deleted.jpg", seed: 52)
+        try write(".secret.jpg", seed: 53)
+        try Data([0x00, 0x05, 0x16, 0x07, 0x00, 0x02, 0x00, 0x00]).write(to: URL(fileURLWithPath: photos + "/._IMG_0001.JPG"))
+        let report = try importFolder()
+        XCTAssertEqual(report.counts.new, 1)
+        XCTAssertEqual(report.counts.warnings, 0, "an AppleDouble file is no corrupt photo")
+        XCTAssertEqual(report.counts.skipped["other"], 2)
+        XCTAssertEqual(try Catalog(path: library).allPhotos().map(\.title), ["IMG_0001"])
+    }
+
     /// A folder that is there but cannot be read (permissions; an I/O error or a stale share the same way) is a
     /// warning, and the photos imported from it stay, with their inodes: they were removed as "gone", and came
     /// back as new photos once the folder could be read again. A folder deleted is gone: its photos go.
