@@ -16,6 +16,8 @@ public struct CaptureDate: Equatable, Sendable {
 
     public enum Origin: String, Equatable, Sendable {
         case dateTimeOriginal, dateTimeDigitized, dateTime, fileName, fileModified
+        /// The date an earlier import gave the photo, kept when its file now has only its mtime to go by.
+        case earlierImport
     }
 
     public init(wallClock: Int64, offsetMinutes: Int? = nil, origin: Origin) {

@@ -170,6 +170,10 @@ public final class FolderScan {
         let walkedByPath = Dictionary(walk.images.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
         let firstRoot = roots.first { walk.walkedRoots.contains($0) } ?? roots.first ?? ""
         var nearest: NearestCity?
+        // The photos written that the library had: one whose file now says nothing of its date but its mtime
+        // (renamed from "IMG_20190304_050607.jpg" to "Beach day.jpg", copied elsewhere, edited) keeps the date
+        // it had: a rename moved such a photo to the year of its mtime.
+        let before = try catalog.photos(ids: resolution.photosToWrite.sorted())
         for id in resolution.photosToWrite.sorted() {
             guard let path = resolution.representative[id] else { continue }
             var reading = readings[path]
@@ -188,6 +192,9 @@ public final class FolderScan {
                 exif: reading.exif, fileName: (path as NSString).lastPathComponent,
                 modifiedWallClock: CaptureDateRules.localWallClock(ofUnixTime: reading.file.mtimeNanos / 1_000_000_000),
                 now: now, headerSize: reading.headerSize)
+            if photo.captured?.origin == .fileModified, let kept = before[id].flatMap(FolderScan.captureDate(of:)) {
+                photo.captured = kept
+            }
             var placeID: String?
             if let latitude = photo.latitude, let longitude = photo.longitude {
                 if nearest == nil { nearest = cities() }
@@ -253,6 +260,15 @@ public final class FolderScan {
                                                                  mtimeNanos: file.mtimeNanos),
                                      lastModified: String(file.mtimeNanos)),
             access: .localFile, camera: metadata.camera)
+    }
+
+    /// A photo's stored date taken as a capture date (its wall clock and the offset its text ends with).
+    static func captureDate(of photo: PhotoRecord) -> CaptureDate? {
+        guard let text = photo.dateTaken, text.utf8.count >= 19, MomentRange.dateTakenText(photo.momentAt) == String(text.prefix(19)) else {
+            return nil
+        }
+        return CaptureDate(wallClock: photo.momentAt, offsetMinutes: CaptureDateRules.offsetMinutes(String(text.dropFirst(19))),
+                           origin: .earlierImport)
     }
 
     static func walked(_ file: RememberedFile) -> WalkedFile? {

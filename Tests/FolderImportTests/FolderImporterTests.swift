@@ -148,6 +148,34 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertNil(try photo(titled: "c"))
     }
 
+    /// A photo whose date came from its file's name keeps it when the file is renamed to a name without one, or
+    /// copied elsewhere and deleted: it moved to the year of the file's mtime. A name with another date wins.
+    func testARenamedFileKeepsTheDateItsOldNameGave() throws {
+        let path = try write("IMG_20190304_050607.jpg", seed: 60)
+        var modified = [timespec(tv_sec: 1_735_732_800, tv_nsec: 0), timespec(tv_sec: 1_735_732_800, tv_nsec: 0)] // 2025-01-01
+        XCTAssertEqual(utimensat(AT_FDCWD, path, &modified, 0), 0)
+        try importFolder()
+        let named = try XCTUnwrap(try Catalog(path: library).allPhotos().first)
+        XCTAssertEqual(named.dateTaken, "2019-03-04 05:06:07")
+
+        try FileManager.default.moveItem(atPath: path, toPath: photos + "/Beach day.jpg")
+        XCTAssertEqual(try importFolder().counts.renamedOrMoved, 1)
+        let renamed = try XCTUnwrap(try photo(titled: "Beach day"))
+        XCTAssertEqual(renamed.seq, named.seq)
+        XCTAssertEqual(renamed.dateTaken, "2019-03-04 05:06:07", "not the mtime's 2025-01-01")
+        XCTAssertEqual(renamed.momentAt, named.momentAt)
+
+        // Copied to a new file (a new mtime) and the old one deleted: the same photo, the same date.
+        try FileManager.default.copyItem(atPath: photos + "/Beach day.jpg", toPath: photos + "/trip/beach.jpg")
+        try FileManager.default.removeItem(atPath: photos + "/Beach day.jpg")
+        try importFolder()
+        XCTAssertEqual(try photo(titled: "beach")?.dateTaken, "2019-03-04 05:06:07")
+
+        try FileManager.default.moveItem(atPath: photos + "/trip/beach.jpg", toPath: photos + "/trip/IMG_20200101_101010.jpg")
+        try importFolder()
+        XCTAssertEqual(try photo(titled: "IMG_20200101_101010")?.dateTaken, "2020-01-01 10:10:10", "the name says a date")
+    }
+
     /// What a card or a NAS share holds beside the photos is left out without a warning: macOS's "._" metadata
     /// files and other hidden files (counted as other files), Synology's "@eaDir" thumbnails and "#recycle" bin.
     func testHiddenFilesAndNasMetadataAreLeftOut() throws {
