@@ -173,7 +173,7 @@ public final class FolderScan {
         // The photos written that the library had: one whose file now says nothing of its date but its mtime
         // (renamed from "IMG_20190304_050607.jpg" to "Beach day.jpg", copied elsewhere, edited) keeps the date
         // it had: a rename moved such a photo to the year of its mtime.
-        let before = try catalog.photos(ids: resolution.photosToWrite.sorted())
+        let before = try catalog.photos(ids: resolution.photosToWrite.filter(rememberedIDs.contains).sorted())
         for id in resolution.photosToWrite.sorted() {
             guard let path = resolution.representative[id] else { continue }
             var reading = readings[path]
