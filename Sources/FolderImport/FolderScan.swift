@@ -112,9 +112,9 @@ public final class FolderScan {
         for file in walk.images {
             guard let (change, previous) = classification.changes[file.path] else { continue }
             if let result = read[file.path] {
+                plan.counts.filesRead += 1 // read, whatever it held (an empty or corrupt file too)
                 do {
                     let reading = try result.get()
-                    plan.counts.filesRead += 1
                     readings[file.path] = reading
                     candidates.append(.init(file: file, change: change, previous: previous, partialHash: reading.partialHash))
                 } catch {

@@ -62,6 +62,7 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertEqual(report.counts.skipped["video"], 1)
         XCTAssertEqual(report.counts.skipped["other"], 1)
         XCTAssertEqual(report.counts.skipped["unreadable"], 2, "the empty and the truncated JPEG")
+        XCTAssertEqual(report.counts.filesRead, 6, "the four photos, and the two that turned out unreadable")
 
         let tokyo = try XCTUnwrap(photo(titled: "Shinjuku at night"))
         XCTAssertEqual(tokyo.dateTaken, "2024-07-14 09:30:12+09:00")
