@@ -32,14 +32,17 @@ public final class FolderImporter {
 
     /// Scans, then writes each folder's photos through `LibraryImporter` (a page a transaction), then the
     /// files it remembers. Stopped before the last step, the next import reads the changed files again and
-    /// finds the same photos (ids come from their bytes), so nothing is lost or doubled.
-    public func run() throws -> FolderImportReport {
+    /// finds the same photos (ids come from their bytes), so nothing is lost or doubled. `beforeWriting` runs
+    /// once the scan found something to write, before anything is (the CLI settles the events that aged past
+    /// 48 hours there, so the new photos cannot join them: `LibraryEvents.settleAged`).
+    public func run(beforeWriting: () -> Void = {}) throws -> FolderImportReport {
         let plan = try scan.plan()
         var report = FolderImportReport(counts: plan.counts, roots: roots)
         if plan.nothingChanged, try noteSynced(plan.walkedRoots) {
             report.changedNothing = true
             return report
         }
+        beforeWriting()
         for root in roots where plan.walkedRoots.contains(root) {
             let source = FolderSource(root: root, photos: plan.photosByRoot[root] ?? [], places: plan.places,
                                       removed: plan.removedByRoot[root] ?? [], videos: 0)

@@ -20,6 +20,17 @@ public enum LibraryEvents {
         return events
     }
 
+    /// Before an import writes its photos: the events that ended more than 48 hours before `now` but were still
+    /// open at the last settle are settled now, with the photos they have. Clustered only after the import, such
+    /// an event took in the new photos first: an evening imported one day and that day's morning imported three
+    /// days later made it "… 20.25 Porto", and photos taken three hours after it joined it. Returns the events,
+    /// or nil when no photo outside the settled events is that old (one query, no clustering).
+    public static func settleAged(_ catalog: Catalog, now: Int64, rules: EventRules = EventRules()) throws -> [PhotoEvent]? {
+        guard !catalog.isReadOnly,
+              try catalog.hasUnsettledPhotos(takenBefore: EventClustering.settlingCutoff(now: now, rules: rules)) else { return nil }
+        return try settle(catalog, now: now, rules: rules)
+    }
+
     /// The events as of `now` clustered from photos already read (a mount's scan), or nil when an event
     /// settles now on a writable library: that must go through `settle`, which clusters again inside its write
     /// so that an import settling at the same time agrees. A mount after an import has nothing to settle (the

@@ -207,7 +207,7 @@ public enum EventClustering {
         EventNaming.name(&open, taken: takenNames)
 
         var settled: [StoredEvent] = []
-        let settledBefore = clampMoment(now) - rules.settlingTime
+        let settledBefore = settlingCutoff(now: now, rules: rules)
         for position in open.indices where open[position].lastAt < settledBefore && !storedIDs.contains(open[position].key) {
             open[position].isSettled = true
             let event = open[position]
@@ -217,6 +217,11 @@ public enum EventClustering {
         events += open
         events.sort { ($0.firstAt, $0.key) < ($1.firstAt, $1.key) }
         return EventClusteringResult(events: events, settlement: EventSettlement(settled: settled, joined: joined))
+    }
+
+    /// An event whose last photo was taken before this (the catalog's wall-clock seconds) is settled as of `now`.
+    public static func settlingCutoff(now: Int64, rules: EventRules = EventRules()) -> Int64 {
+        clampMoment(now) - rules.bounded.settlingTime
     }
 
     static func clampMoment(_ seconds: Int64) -> Int64 {

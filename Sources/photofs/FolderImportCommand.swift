@@ -79,10 +79,10 @@ struct FolderImportCommand: ParsableCommand {
         if watch { return try watchFolders(roots, catalog: catalog, logger: logger, progress: progress) }
         let importer = FolderImporter(catalog: catalog, roots: roots, logger: logger, progress: progress)
         do {
-            let report = try importer.run()
+            let report = try importer.run { ImportEvents.settleAged(catalog, logger: logger) }
             // Unchanged photos make the same events: clustering 100,000 photos again (0.7 s) would take an
             // unchanged re-import from 1.6× `find`'s time to several times it. Events that aged past 48 hours
-            // meanwhile settle at the next import that changes something, or at the next mount.
+            // meanwhile settle before the next import that changes something writes, or at the next mount.
             if !report.changedNothing { ImportEvents.settle(catalog, logger: logger) }
             print(FolderImportCommand.describe(report))
         } catch let stopped as ImportStopped {
@@ -110,7 +110,7 @@ struct FolderImportCommand: ParsableCommand {
         watcher.run { deferring in
             let importer = FolderImporter(catalog: catalog, roots: roots, logger: logger, progress: first ? progress : nil,
                                           cities: loadCities, deferred: deferring)
-            let report = try importer.run()
+            let report = try importer.run { ImportEvents.settleAged(catalog, logger: logger) }
             let counts = report.counts
             if first || counts.new + counts.edited + counts.renamedOrMoved + counts.removed > 0 {
                 ImportEvents.settle(catalog, logger: logger)

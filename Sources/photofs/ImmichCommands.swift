@@ -157,6 +157,8 @@ struct ImmichImportCommand: ParsableCommand {
         let progress = TerminalProgress(logger: logger)
         let importer = ImmichImporter(catalog: catalog, source: ImmichSource(client: client, logger: logger), options: options,
                                       progress: progress, logger: logger)
+        // Events that ended more than 48 hours ago settle before this import's photos are written.
+        ImportEvents.settleAged(catalog, logger: logger)
         do {
             let report = try importer.run()
             ImportEvents.settle(catalog, logger: logger)

@@ -144,6 +144,8 @@ struct FlickrImportCommand: ParsableCommand {
         let source = FlickrSource(options: options, credentials: credentials, http: http, rateLimiter: limiter, logger: logger)
         let importer = LibraryImporter(catalog: catalog, source: source, options: importOptions, progress: progress,
                                        logger: logger)
+        // Events that ended more than 48 hours ago settle before this import's photos are written.
+        ImportEvents.settleAged(catalog, logger: logger)
         do {
             let report = try importer.run()
             ImportEvents.settle(catalog, logger: logger)

@@ -82,4 +82,40 @@ final class LibraryEventsTests: XCTestCase {
         XCTAssertEqual(fromScan, try LibraryEvents.current(fresh, now: soon))
         XCTAssertEqual(fromScan.map(\.isSettled), [true, false])
     }
+
+    /// An event still open at the last settle, ended more than 48 hours ago by the next import: settled before
+    /// that import's photos are written (`settleAged`), it keeps its name, and the same day's morning imported
+    /// later is an event of its own (it was the evening that got a start time: "… 20.05 Porto").
+    func testAnEventThatAgedPastTheSettlingTimeKeepsItsNameWhenTheSameDaysPhotosComeLater() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let catalog = try Catalog(path: directory.appendingPathComponent("library.sqlite").path)
+        let places = [PlaceResolution(placeID: "po", placeName: "Porto", regionName: "Norte")]
+        func photo(_ id: String, _ moment: Int64) -> ImportedPhoto {
+            var record = PhotoRecord(id: id, title: id, momentAt: moment, momentYear: PhotoRecord.year(ofMoment: moment),
+                                     originalURL: "http://origin/\(id).jpg", byteSize: 100, contentType: "image/jpeg")
+            record.placeID = "po"; record.latitude = 41.1579; record.longitude = -8.6291
+            return ImportedPhoto(photo: record, owner: "me", ownerName: "Me")
+        }
+        let day: Int64 = 1_565_395_200 // 2019-08-10 00:00
+        // Home: noon on eight days before; the evening of the 10th, 20:05–20:25.
+        let home = (1...8).map { photo("home\($0)", day - Int64(10 - $0) * 86_400 + 12 * 3600) }
+        let evening = (0..<5).map { photo("evening\($0)", day + 20 * 3600 + 300 + Int64($0) * 300) }
+        _ = try catalog.applyImport(places: places, photos: home + evening)
+        let lastEvening = day + 20 * 3600 + 1500
+        let first = try LibraryEvents.settle(catalog, now: lastEvening + 47 * 3600)
+        XCTAssertEqual(first.first { $0.members.count == 5 }?.isSettled, false, "47 hours: still open")
+        XCTAssertNil(try LibraryEvents.settleAged(catalog, now: lastEvening + 47 * 3600), "nothing aged: no clustering")
+
+        // Three days later a card with that morning's photos.
+        let now = lastEvening + 49 * 3600
+        XCTAssertNotNil(try LibraryEvents.settleAged(catalog, now: now), "before the import writes")
+        _ = try catalog.applyImport(places: places, photos: (0..<3).map { photo("morning\($0)", day + 7 * 3600 + Int64($0) * 1800) })
+        let after = try LibraryEvents.settle(catalog, now: now)
+        XCTAssertEqual(after.first { Set($0.members).count == 5 && $0.members.allSatisfy { $0 > 8 } }?.name, "2019-08-10 Porto",
+                       "\(after.map(\.name))")
+        XCTAssertEqual(after.first { $0.members.count == 3 }?.name, "2019-08-10 07.00 Porto", "\(after.map(\.name))")
+        XCTAssertNil(try LibraryEvents.settleAged(catalog, now: now), "every old photo is in a settled event")
+    }
 }
