@@ -146,6 +146,20 @@ public enum EventNaming {
         return FileNaming.compose(stem: clean.isEmpty ? text : text + " " + clean)
     }
 
+    /// "2019-08-10 08.00 porto" → "2019-08-10 porto" (also with seconds, and before a range's dash); nil for a
+    /// name without a start time after its date.
+    static func withoutStartTime(_ name: String) -> String? {
+        let bytes = Array(name.utf8)
+        func digit(_ index: Int) -> Bool { index < bytes.count && (0x30...0x39).contains(bytes[index]) }
+        func byte(_ index: Int, _ value: Character) -> Bool { index < bytes.count && bytes[index] == value.asciiValue }
+        guard bytes.count > 16, (0..<4).allSatisfy(digit), byte(4, "-"), digit(5), digit(6), byte(7, "-"), digit(8), digit(9),
+              byte(10, " "), digit(11), digit(12), byte(13, "."), digit(14), digit(15) else { return nil }
+        var end = 16
+        if byte(16, "."), digit(17), digit(18) { end = 19 }
+        guard end == bytes.count || byte(end, " ") || bytes[end] == 0xE2 else { return nil } // a space, or "–" (E2 80 93)
+        return String(decoding: bytes[0..<10] + bytes[end...], as: UTF8.self)
+    }
+
     /// The year a settled event's name starts with ("2021-01-01 Faro" → 2021) when it is one of `years` (those
     /// its photos span), else nil. A settled event stays in that year's folder: a photo joining it from the
     /// evening before New Year moves its first moment into the year before, and would otherwise move the
@@ -166,10 +180,16 @@ public enum EventNaming {
     /// Names open events (their `name` is set here) within each year so that none takes a name already
     /// `taken` there (settled events', lower-cased) or another's: events whose plain name is unique get it;
     /// events sharing one, or meeting a taken one, get their start time, then seconds, then their key.
+    /// A plain name is not taken either while a settled event holds it with its start time ("2019-08-10 08.00
+    /// Porto" and "… 19.00 Porto" stored, a lunch imported later): a third event of that day and place gets its
+    /// start time too, or "2019-08-10 Porto" would read as the whole day.
     static func name(_ events: inout [PhotoEvent], taken: [Int: Set<String>]) {
         let plain = events.map { name(firstAt: $0.firstAt, lastAt: $0.lastAt, place: $0.places.first) }
         var counts: [Int: [String: Int]] = [:]
         for (event, name) in zip(events, plain) { counts[event.year, default: [:]][name.lowercased(), default: 0] += 1 }
+        for (year, names) in taken {
+            for name in names { if let untimed = withoutStartTime(name) { counts[year, default: [:]][untimed, default: 0] += 1 } }
+        }
         var used = taken
         // Plain names first, so a timed name never takes a plain one's place.
         var pending: [Int] = []

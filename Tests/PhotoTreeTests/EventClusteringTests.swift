@@ -135,6 +135,27 @@ final class EventClusteringTests: XCTestCase {
         XCTAssertTrue(again.settlement.isEmpty)
     }
 
+    /// A morning and an evening at home settled with their start times; a lunch that day imported later gets
+    /// its start time too, not the plain name that reads as the whole day (a new user's trial found
+    /// "2019-08-10 Porto" beside "… 08.00 Porto" and "… 19.00 Porto").
+    func testAnEventImportedLaterOnADayOfTimedNamesGetsItsStartTime() {
+        var library = Library()
+        for day in 1...8 { library.add(Self.at(2019, 8, day, 12), place: "Porto", at: Self.porto) }
+        library.burst(from: Self.at(2019, 8, 10, 8), to: Self.at(2019, 8, 10, 8, 40), every: 600, place: "Porto", at: Self.porto)
+        library.burst(from: Self.at(2019, 8, 10, 19), to: Self.at(2019, 8, 10, 19, 40), every: 600, place: "Porto", at: Self.porto)
+        let now = Self.at(2019, 9, 1)
+        let (first, stored) = Self.settle(library.photos, [], now: now)
+        XCTAssertEqual(first.events.map(\.name), ["2019-08-01–08 Porto", "2019-08-10 08.00 Porto", "2019-08-10 19.00 Porto"])
+        library.burst(from: Self.at(2019, 8, 10, 13), to: Self.at(2019, 8, 10, 13, 40), every: 600, place: "Porto", at: Self.porto)
+        let later = EventClustering.cluster(library.photos, stored: stored, now: now)
+        XCTAssertEqual(later.events.map(\.name), ["2019-08-01–08 Porto", "2019-08-10 08.00 Porto", "2019-08-10 13.00 Porto",
+                                                  "2019-08-10 19.00 Porto"])
+        XCTAssertEqual(EventNaming.withoutStartTime("2019-08-10 08.00.05 porto"), "2019-08-10 porto")
+        XCTAssertEqual(EventNaming.withoutStartTime("2019-08-10 08.00–12 porto"), "2019-08-10–12 porto")
+        XCTAssertNil(EventNaming.withoutStartTime("2019-08-10 porto"))
+        XCTAssertNil(EventNaming.withoutStartTime("2019-08-10 08.00porto"))
+    }
+
     func testAddingAPhotoToASettledEventRenamesNothing() {
         var library = Self.burstLibrary()
         let (before, stored) = Self.settle(library.photos, [], now: Self.july2019)
