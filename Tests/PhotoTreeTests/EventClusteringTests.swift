@@ -156,6 +156,35 @@ final class EventClusteringTests: XCTestCase {
         XCTAssertNil(EventNaming.withoutStartTime("2019-08-10 08.00porto"))
     }
 
+    /// Photos imported later inside a settled event's range join it only when it could hold them: a weekend
+    /// 300 km away inside a settled month of a photo a day at home makes events of its own (it was swallowed:
+    /// "Porto" of 57 photos, 36 of them Lisbon's), as the same photos imported at once do; a second camera's
+    /// photos from the same trip, taken between the first one's, still join it.
+    func testPhotosImportedLaterInsideASettledEventJoinItOnlyWhenItCouldHoldThem() {
+        var home = Library()
+        for step in 0...20 { home.add(Self.at(2019, 5, 1, 9) + Int64(step) * 23 * 3600, place: "Porto", at: Self.porto) }
+        home.burst(from: Self.at(2019, 6, 7, 10), to: Self.at(2019, 6, 7, 13), every: 600, place: "Lisbon", at: Self.lisbon)
+        let now = Self.at(2019, 7, 1)
+        let (settled, stored) = Self.settle(home.photos, [], now: now)
+        XCTAssertEqual(settled.events.map(\.name), ["2019-05-01–20 Porto", "2019-06-07 Lisbon"])
+
+        var later = home
+        for day in 10...12 {
+            later.burst(from: Self.at(2019, 5, day, 10), to: Self.at(2019, 5, day, 13, 40), every: 1200, place: "Lisbon", at: Self.lisbon)
+        }
+        // The second camera: between the first's photos of the Lisbon day, and an hour after its last one.
+        later.burst(from: Self.at(2019, 6, 7, 10, 5), to: Self.at(2019, 6, 7, 12, 5), every: 1800, place: "Lisbon", at: Self.lisbon)
+        let result = EventClustering.cluster(later.photos, stored: stored, now: now)
+        let porto = result.events.first { $0.key == settled.events[0].key }
+        XCTAssertEqual(porto?.name, "2019-05-01–20 Porto")
+        XCTAssertEqual(porto?.members.count, 21, "the weekend is not in it")
+        XCTAssertTrue(result.events.contains { $0.name.hasPrefix("2019-05-10") && $0.name.hasSuffix("Lisbon") },
+                      "\(result.events.map(\.name))")
+        XCTAssertEqual(result.events.first { $0.key == settled.events[1].key }?.members.count, 19 + 5,
+                       "the second camera's photos join the settled day in Lisbon")
+        XCTAssertEqual(Set(result.events.flatMap(\.members)).count, later.photos.count)
+    }
+
     func testAddingAPhotoToASettledEventRenamesNothing() {
         var library = Self.burstLibrary()
         let (before, stored) = Self.settle(library.photos, [], now: Self.july2019)
@@ -297,7 +326,8 @@ final class EventClusteringTests: XCTestCase {
         XCTAssertEqual(result.events.first?.name, "0001-01-01")
         XCTAssertEqual(result.events.last?.name, "9999-12-31")
         // A stored event whose range is upside down and spans every year, with a repeated member and no name:
-        // read as years 1–9999, named "Untitled"; it takes in every photo near its range, as a settled event does.
+        // read as years 1–9999, named "Untitled"; it takes in the photos within a day of its members, and the
+        // others, inside its range but far from them, make events of their own there.
         let swallowed = EventClustering.cluster(library.photos, stored: [StoredEvent(id: -4, name: "", firstAt: Int64.max,
                                                                                     lastAt: Int64.min, members: [1, 2, 2])],
                                                 now: Int64.max)
@@ -311,7 +341,8 @@ final class EventClusteringTests: XCTestCase {
                 XCTAssertTrue(CatalogLimits.yearRange.contains(event.year))
             }
         }
-        XCTAssertEqual(swallowed.events.map(\.name), ["Untitled"])
+        XCTAssertEqual(swallowed.events.first?.name, "Untitled")
+        XCTAssertEqual(swallowed.events.first?.members.sorted(), [1, 2, 3])
 
         // Rules no one would set do not trap either.
         var extreme = EventRules()
