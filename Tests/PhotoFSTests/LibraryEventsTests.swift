@@ -6,11 +6,22 @@ import PhotoTree
 import XCTest
 
 final class LibraryEventsTests: XCTestCase {
-    func testEventsSettleOnceAndComeBackTheSame() throws {
+    var directories: [URL] = []
+
+    override func tearDown() {
+        for directory in directories { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// An empty library in a folder of its own, removed after the test.
+    func newCatalog() throws -> Catalog {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let catalog = try Catalog(path: directory.appendingPathComponent("library.sqlite").path)
+        directories.append(directory)
+        return try Catalog(path: directory.appendingPathComponent("library.sqlite").path)
+    }
+
+    func testEventsSettleOnceAndComeBackTheSame() throws {
+        let catalog = try newCatalog()
         // Two evenings a week apart (2019-06-07 and 2019-06-14, 19:00–21:00), a photo every 10 minutes.
         let evenings: [Int64] = [1_559_934_000, 1_560_538_800]
         var photos: [ImportedPhoto] = []
@@ -40,10 +51,7 @@ final class LibraryEventsTests: XCTestCase {
     /// A mount clusters the photos its scan read (`withoutSettling`): the same events as `current` when nothing
     /// settles, nil (so the mount settles through the write) when something does, and nothing stored either way.
     func testEventsFromScannedPhotosAreTheSameAndLeaveSettlingToTheWrite() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let catalog = try Catalog(path: directory.appendingPathComponent("library.sqlite").path)
+        let catalog = try newCatalog()
         let places = [PlaceResolution(placeID: "lx", placeName: "Lisbon", regionName: "Lisboa")]
         // Three days in Lisbon (2019-06-01…03), then an evening at home a week later.
         var photos: [ImportedPhoto] = []
@@ -71,9 +79,7 @@ final class LibraryEventsTests: XCTestCase {
 
         // Before the second event is 48 hours old only the first settles; once stored, a scan's clustering
         // needs no write and agrees with a read of the catalog.
-        let directory2 = directory.appendingPathComponent("second")
-        try FileManager.default.createDirectory(at: directory2, withIntermediateDirectories: true)
-        let fresh = try Catalog(path: directory2.appendingPathComponent("library.sqlite").path)
+        let fresh = try newCatalog()
         _ = try fresh.applyImport(places: places, photos: photos)
         let soon: Int64 = 1_560_538_800 + 86_400
         XCTAssertNil(try LibraryEvents.withoutSettling(fresh, photos: scanned, now: soon))
@@ -87,10 +93,7 @@ final class LibraryEventsTests: XCTestCase {
     /// that import's photos are written (`settleAged`), it keeps its name, and the same day's morning imported
     /// later is an event of its own (it was the evening that got a start time: "… 20.05 Porto").
     func testAnEventThatAgedPastTheSettlingTimeKeepsItsNameWhenTheSameDaysPhotosComeLater() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let catalog = try Catalog(path: directory.appendingPathComponent("library.sqlite").path)
+        let catalog = try newCatalog()
         let places = [PlaceResolution(placeID: "po", placeName: "Porto", regionName: "Norte")]
         func photo(_ id: String, _ moment: Int64) -> ImportedPhoto {
             var record = PhotoRecord(id: id, title: id, momentAt: moment, momentYear: PhotoRecord.year(ofMoment: moment),
