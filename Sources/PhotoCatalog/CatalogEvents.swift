@@ -79,14 +79,16 @@ public struct StoredEvent: Equatable, Sendable {
 public struct EventSettlement: Equatable, Sendable {
     public var settled: [StoredEvent]
     public var joined: [(eventID: Int64, seq: Int64)]
+    /// The last photo's moment of the open event (not settled yet) that ended first; nil when none is open.
+    public var openEventsLastAt: Int64?
 
-    public init(settled: [StoredEvent] = [], joined: [(eventID: Int64, seq: Int64)] = []) {
-        self.settled = settled; self.joined = joined
+    public init(settled: [StoredEvent] = [], joined: [(eventID: Int64, seq: Int64)] = [], openEventsLastAt: Int64? = nil) {
+        self.settled = settled; self.joined = joined; self.openEventsLastAt = openEventsLastAt
     }
 
     public static func == (lhs: EventSettlement, rhs: EventSettlement) -> Bool {
         lhs.settled == rhs.settled && lhs.joined.map(\.eventID) == rhs.joined.map(\.eventID)
-            && lhs.joined.map(\.seq) == rhs.joined.map(\.seq)
+            && lhs.joined.map(\.seq) == rhs.joined.map(\.seq) && lhs.openEventsLastAt == rhs.openEventsLastAt
     }
 
     public var isEmpty: Bool { settled.isEmpty && joined.isEmpty }
@@ -143,19 +145,18 @@ extension Catalog {
                     WHERE id = ?2 AND EXISTS (SELECT 1 FROM photo WHERE seq = ?1)
                     """).execute(arguments: [join.seq, join.eventID])
             }
+            try db.cachedStatement(sql: "UPDATE library_state SET open_events_last_at = ?")
+                .execute(arguments: [settlement.openEventsLastAt])
             return settlement
         }
     }
 
-    /// Whether a photo clustering would see, in no settled event, was taken before `cutoff` (the catalog's
-    /// wall-clock seconds): then an event open at the last settle may have ended more than 48 hours ago.
-    /// One pass over the photos with a key lookup each (100,000 photos: ~50 ms).
-    public func hasUnsettledPhotos(takenBefore cutoff: Int64) throws -> Bool {
+    /// What the last settle left open (`EventSettlement.openEventsLastAt`): nil when nothing, or when the library
+    /// was never settled. An import settles again before it writes once this is 48 hours old.
+    public func openEventsLastAt() throws -> Int64? {
         try read { db in
-            try Catalog.integer(db, sql: """
-                SELECT EXISTS (SELECT 1 FROM photo p WHERE \(CatalogLimits.usablePhotoSQL("p")) AND p.moment_at < ?
-                               AND NOT EXISTS (SELECT 1 FROM event_photo e WHERE e.photo_seq = p.seq))
-                """, arguments: [cutoff]) == 1
+            guard let row = try? Row.fetchOne(db, sql: "SELECT open_events_last_at FROM library_state") else { return nil }
+            return ColumnReader(row, table: "library_state").lenientInteger(0)
         }
     }
 

@@ -300,6 +300,7 @@ enum Schema {
                 """)
         }
         registerCameraAndPeopleMigration(&migrator)
+        registerOpenEventsMigration(&migrator)
         return migrator
     }
 

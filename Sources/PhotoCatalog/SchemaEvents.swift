@@ -3,6 +3,7 @@ import GRDB
 
 extension Schema {
     static let eventsMigration = "events: settled events and their photos"
+    static let openEventsMigration = "events: when the last settle's open events end"
 
     /// The tables `eventsMigration` creates (for `knownTables`).
     static let eventTables: Set<String> = ["event", "event_photo"]
@@ -33,6 +34,18 @@ extension Schema {
                 );
                 CREATE INDEX event_photo_by_event ON event_photo(event_id);
                 PRAGMA user_version = \(userVersion(of: eventsMigration));
+                """)
+        }
+    }
+
+    /// `library_state.open_events_last_at`: the last photo's moment of the open event that ended first at the
+    /// last settle (NULL: none was open, or the library was never settled). Once that moment is 48 hours old,
+    /// the next import settles the events before it writes (`Catalog.openEventsLastAt`, `LibraryEvents.settleAged`).
+    static func registerOpenEventsMigration(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration(openEventsMigration, foreignKeyChecks: .immediate) { db in
+            try db.execute(sql: """
+                ALTER TABLE library_state ADD COLUMN open_events_last_at INTEGER;
+                PRAGMA user_version = \(userVersion(of: openEventsMigration));
                 """)
         }
     }

@@ -24,10 +24,11 @@ public enum LibraryEvents {
     /// open at the last settle are settled now, with the photos they have. Clustered only after the import, such
     /// an event took in the new photos first: an evening imported one day and that day's morning imported three
     /// days later made it "… 20.25 Porto", and photos taken three hours after it joined it. Returns the events,
-    /// or nil when no photo outside the settled events is that old (one query, no clustering).
+    /// or nil when no event open at the last settle has ended 48 hours ago (one read of what the last settle
+    /// left open, `Catalog.openEventsLastAt`; no clustering).
     public static func settleAged(_ catalog: Catalog, now: Int64, rules: EventRules = EventRules()) throws -> [PhotoEvent]? {
-        guard !catalog.isReadOnly,
-              try catalog.hasUnsettledPhotos(takenBefore: EventClustering.settlingCutoff(now: now, rules: rules)) else { return nil }
+        guard !catalog.isReadOnly, let openUntil = try catalog.openEventsLastAt(),
+              openUntil < EventClustering.settlingCutoff(now: now, rules: rules) else { return nil }
         return try settle(catalog, now: now, rules: rules)
     }
 

@@ -238,7 +238,9 @@ public enum EventClustering {
         }
         events += open
         events.sort { ($0.firstAt, $0.key) < ($1.firstAt, $1.key) }
-        return EventClusteringResult(events: events, settlement: EventSettlement(settled: settled, joined: joined))
+        let openEventsLastAt = events.filter { !$0.isSettled }.map(\.lastAt).min()
+        return EventClusteringResult(events: events, settlement: EventSettlement(settled: settled, joined: joined,
+                                                                                 openEventsLastAt: openEventsLastAt))
     }
 
     /// An event whose last photo was taken before this (the catalog's wall-clock seconds) is settled as of `now`.

@@ -121,4 +121,30 @@ final class LibraryEventsTests: XCTestCase {
         XCTAssertEqual(after.first { $0.members.count == 3 }?.name, "2019-08-10 07.00 Porto", "\(after.map(\.name))")
         XCTAssertNil(try LibraryEvents.settleAged(catalog, now: now), "every old photo is in a settled event")
     }
+
+    /// A run of a photo a day still going (its last photo yesterday) is one open event whose first photos are
+    /// weeks old: nothing has ended 48 hours ago, so an import does not cluster before it writes.
+    func testAnOpenEventStillGoingAsksForNoSettleBeforeAnImport() throws {
+        let catalog = try newCatalog()
+        let start: Int64 = 1_560_000_000
+        let photos = (0..<20).map { day -> ImportedPhoto in
+            let moment = start + Int64(day) * 86_000
+            return ImportedPhoto(photo: PhotoRecord(id: "d\(day)", title: "Day \(day)", momentAt: moment,
+                                                    momentYear: PhotoRecord.year(ofMoment: moment),
+                                                    originalURL: "http://origin/d\(day).jpg", byteSize: 100,
+                                                    contentType: "image/jpeg"),
+                                 owner: "me", ownerName: "Me")
+        }
+        _ = try catalog.applyImport(places: [], photos: photos)
+        XCTAssertNil(try catalog.openEventsLastAt(), "never settled")
+        let lastPhoto = start + 19 * 86_000
+        let now = lastPhoto + 86_400
+        let events = try LibraryEvents.settle(catalog, now: now)
+        XCTAssertEqual(events.count, 1)
+        XCTAssertEqual(events.first?.isSettled, false)
+        XCTAssertEqual(try catalog.openEventsLastAt(), lastPhoto)
+        XCTAssertNil(try LibraryEvents.settleAged(catalog, now: now), "nothing ended 48 hours ago")
+        XCTAssertNotNil(try LibraryEvents.settleAged(catalog, now: lastPhoto + 49 * 3600))
+        XCTAssertNil(try catalog.openEventsLastAt(), "settled: nothing open")
+    }
 }

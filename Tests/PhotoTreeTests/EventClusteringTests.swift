@@ -63,6 +63,8 @@ final class EventClusteringTests: XCTestCase {
         // Settled: every event whose last photo is more than 48 hours before "now"; the last two are not.
         XCTAssertEqual(result.events.map(\.isSettled), [true, true, true, false, false])
         XCTAssertEqual(result.settlement.settled.map(\.name), ["2019-05-01–29 Porto", "2019-06-07–09 Lisbon", "2019-06-15 Sintra"])
+        XCTAssertEqual(result.settlement.openEventsLastAt, Self.at(2019, 6, 20, 9), "the morning: the open event that ends first")
+        XCTAssertNil(EventClustering.cluster(Self.burstLibrary().photos, stored: [], now: Self.july2019).settlement.openEventsLastAt)
         XCTAssertEqual(EventNaming.comment(for: result.events[2]), "2019-06-15 09:00 – 2019-06-15 17:00; Sintra; 33 photos")
     }
 
