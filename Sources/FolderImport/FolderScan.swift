@@ -37,7 +37,8 @@ public struct FolderImportCounts: Equatable, Sendable {
     /// unreadable, changed while read).
     public var skipped: [String: Int] = [:]
     public var warnings = 0
-    /// Image bytes read (the first 128 KiB of each file read, plus whole files hashed or decoded).
+    /// Files opened to read their bytes (the first 128 KiB of each, plus whole files hashed or decoded), those
+    /// that turned out empty, corrupt or unreadable too: what an unchanged re-import must not do.
     public var filesRead = 0
     public init() {}
 }
@@ -92,8 +93,7 @@ public final class FolderScan {
         let remembered = plan.previousFiles
         // A file being written keeps what was remembered of it, as a file that cannot be read does, and so do
         // the files of a folder the walk could not look at (FolderWalkResult.unreadable).
-        let unlooked = walk
-        func isKept(_ file: RememberedFile) -> Bool { deferred.contains(file.path) || unlooked.isUnreadable(file.path) }
+        func isKept(_ file: RememberedFile) -> Bool { deferred.contains(file.path) || walk.isUnreadable(file.path) }
         let keptRemembered = remembered.filter { walk.walkedRoots.contains($0.root) && isKept($0) }
         let mine = remembered.filter { walk.walkedRoots.contains($0.root) && !isKept($0) }
         let others = remembered.filter { !walk.walkedRoots.contains($0.root) }
@@ -173,7 +173,15 @@ public final class FolderScan {
         // The photos written that the library had: one whose file now says nothing of its date but its mtime
         // (renamed from "IMG_20190304_050607.jpg" to "Beach day.jpg", copied elsewhere, edited) keeps the date
         // it had: a rename moved such a photo to the year of its mtime.
+        // A date that came from a file's mtime itself follows the mtime (`touch -d` corrects it): one equal to
+        // the wall clock of a remembered file's mtime is not kept.
         let before = try catalog.photos(ids: resolution.photosToWrite.filter(rememberedIDs.contains).sorted())
+        var fromMtime = Set<String>()
+        for file in remembered {
+            guard let photo = before[file.photoID],
+                  CaptureDateRules.localWallClock(ofUnixTime: file.mtimeNanos / 1_000_000_000) == photo.momentAt else { continue }
+            fromMtime.insert(file.photoID)
+        }
         for id in resolution.photosToWrite.sorted() {
             guard let path = resolution.representative[id] else { continue }
             var reading = readings[path]
@@ -192,7 +200,8 @@ public final class FolderScan {
                 exif: reading.exif, fileName: (path as NSString).lastPathComponent,
                 modifiedWallClock: CaptureDateRules.localWallClock(ofUnixTime: reading.file.mtimeNanos / 1_000_000_000),
                 now: now, headerSize: reading.headerSize)
-            if photo.captured?.origin == .fileModified, let kept = before[id].flatMap(FolderScan.captureDate(of:)) {
+            if photo.captured?.origin == .fileModified, !fromMtime.contains(id),
+               let kept = before[id].flatMap(FolderScan.captureDate(of:)) {
                 photo.captured = kept
             }
             var placeID: String?

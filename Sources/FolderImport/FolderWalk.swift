@@ -9,15 +9,24 @@ public struct FolderWalkResult: Sendable {
     public var warnings: [String] = []
     /// Roots that could be walked (a root that is missing or unreadable keeps its remembered files untouched).
     public var walkedRoots: Set<String> = []
-    /// What is there but could not be looked at (permissions, an I/O error, a share gone stale): folders, each
-    /// with a "/" after it, and files. Photos imported from them are kept as they were, not removed as gone: a
-    /// `chmod` or a network hiccup must not empty part of the library (and bring it back as new photos with
-    /// new inodes). Only what no longer exists (ENOENT, ENOTDIR) is gone.
-    public var unreadable: [String] = []
+    /// What is there but could not be looked at (permissions, an I/O error, a share gone stale): the paths'
+    /// bytes of folders that could not be opened and of entries that could not be `stat`ed (which may be
+    /// folders: a folder of mode 644 lists its entries but stats none). Photos imported from them, or from
+    /// inside them, are kept as they were, not removed as gone: a `chmod` or a network hiccup must not empty part
+    /// of the library (and bring it back as new photos with new inodes). Only what no longer exists (ENOENT,
+    /// ENOTDIR) is gone. Bytes, not `String`s: two spellings of "é" (NFC, NFD) are two paths.
+    public var unreadable: Set<[UInt8]> = []
 
-    /// Whether `path` is, or is inside, something the walk could not look at.
+    /// Whether `path` is, or is inside, something the walk could not look at: its ancestors looked up one by one
+    /// (a folder of 20,000 entries that cannot be stat'ed must not make each remembered file a linear search).
     public func isUnreadable(_ path: String) -> Bool {
-        unreadable.contains { $0.hasSuffix("/") ? path.hasPrefix($0) : path == $0 }
+        guard !unreadable.isEmpty else { return false }
+        var bytes = Array(path.utf8)
+        while true {
+            if unreadable.contains(bytes) { return true }
+            guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")), slash > 0 else { return false }
+            bytes.removeSubrange(slash...)
+        }
     }
 }
 
@@ -72,7 +81,7 @@ public enum FolderWalk {
             let gone = isGone(errno)
             result.warnings.append("folder skipped: \(folder): \(lastError(or: "cannot be read"))"
                                    + (gone ? "" : " (photos imported from it are kept)"))
-            if !gone { result.unreadable.append(folder + "/") }
+            if !gone { result.unreadable.insert(Array(folder.utf8)) }
             return
         }
         // Each entry is stat'ed relative to the open folder (fstatat), as find(1) does: a stat by absolute path
@@ -90,7 +99,7 @@ public enum FolderWalk {
                     // Gone since the listing (a file deleted during the walk) or unreadable.
                     let present = !isGone(errno)
                     return Entry(name: name, sortKey: name,
-                                 kind: .failed("file skipped: \(folder)/\(name): \(lastError(or: "vanished"))", present: present))
+                                 kind: .failed("entry skipped: \(folder)/\(name): \(lastError(or: "vanished"))", present: present))
                 }
                 var info = link
                 if (link.st_mode & S_IFMT) == S_IFLNK {
@@ -125,7 +134,7 @@ public enum FolderWalk {
             switch entry.kind {
             case .failed(let warning, let present):
                 result.warnings.append(warning)
-                if present { result.unreadable.append(folder + "/" + name) }
+                if present { result.unreadable.insert(Array((folder + "/" + name).utf8)) }
             case .linkToFolder:
                 continue
             case .folder:
@@ -144,13 +153,21 @@ public enum FolderWalk {
     }
 
     /// Folders that hold no photos of the person's, only copies or leftovers: hidden ones (".thumbnails", ".git",
-    /// ".Trash-1000") and the metadata a NAS keeps beside the photos it shares (Synology's "@eaDir" thumbnails,
-    /// "#recycle" and "#snapshot"), which would import as duplicates or as photos deleted long ago. Hidden
+    /// ".Trash-1000"), the metadata a NAS keeps beside the photos it shares (Synology's "@eaDir" thumbnails,
+    /// "#recycle" and "#snapshot", QNAP's "@Recycle"), a card's "$RECYCLE.BIN" and "System Volume Information",
+    /// and "lost+found" (root's only: a warning at every import), which would import as duplicates or as photos
+    /// deleted long ago. Hidden
     /// files are left out too (counted as other files): macOS writes a "._IMG_0001.JPG" of metadata beside
     /// each photo on exFAT cards and shares, which is no image.
     public static func isLeftOut(folderNamed name: String) -> Bool {
-        name.hasPrefix(".") || name == "@eaDir" || name == "#recycle" || name == "#snapshot"
+        name.hasPrefix(".") || leftOutFolders.contains(name)
     }
+
+    /// Synology's, QNAP's, Windows' (on exFAT and NTFS cards) and ext4's own folders beside the photos.
+    private static let leftOutFolders: Set<String> = [
+        "@eaDir", "#recycle", "#snapshot", "@Recycle", "@Recently-Snapshot", "$RECYCLE.BIN", "System Volume Information",
+        "lost+found",
+    ]
 
     /// An error that says the entry no longer exists (deleted, or a folder replaced by a file), not that it
     /// could not be looked at.

@@ -175,6 +175,18 @@ final class FolderImporterTests: XCTestCase {
         try FileManager.default.moveItem(atPath: photos + "/trip/beach.jpg", toPath: photos + "/trip/IMG_20200101_101010.jpg")
         try importFolder()
         XCTAssertEqual(try photo(titled: "IMG_20200101_101010")?.dateTaken, "2020-01-01 10:10:10", "the name says a date")
+
+        // A date that came from the mtime follows the mtime when it is corrected (`touch -d`).
+        let plain = try write("plain.jpg", seed: 61)
+        XCTAssertEqual(utimensat(AT_FDCWD, plain, &modified, 0), 0)
+        try importFolder()
+        let first = try XCTUnwrap(try photo(titled: "plain")?.dateTaken)
+        var corrected = [timespec(tv_sec: 1_500_000_000, tv_nsec: 0), timespec(tv_sec: 1_500_000_000, tv_nsec: 0)] // 2017
+        XCTAssertEqual(utimensat(AT_FDCWD, plain, &corrected, 0), 0)
+        try importFolder()
+        let second = try XCTUnwrap(try photo(titled: "plain")?.dateTaken)
+        XCTAssertNotEqual(second, first)
+        XCTAssertTrue(second.hasPrefix("2017-07-1"), second)
     }
 
     /// What a card or a NAS share holds beside the photos is left out without a warning: macOS's "._" metadata
@@ -199,10 +211,13 @@ final class FolderImporterTests: XCTestCase {
     /// back as new photos once the folder could be read again. A folder deleted is gone: its photos go.
     func testAFolderThatCannotBeReadKeepsItsPhotos() throws {
         try TestRequirement.root("to read the folders as nobody (setfsuid), whom a folder's mode can refuse")
+        try FileManager.default.createDirectory(atPath: photos + "/trip/day1", withIntermediateDirectories: true)
         try write("trip/inside.jpg", seed: 40, tags: ["-ImageDescription=Inside"])
+        try write("trip/day1/deep.jpg", seed: 42, tags: ["-ImageDescription=Deep"])
         try write("outside.jpg", seed: 41, tags: ["-ImageDescription=Outside"])
         try importFolder()
         let inside = try XCTUnwrap(photo(titled: "Inside"))
+        let deep = try XCTUnwrap(photo(titled: "Deep"))
         // nobody owns the library (it writes it) and may read everything but the folder made unreadable.
         XCTAssertEqual(lchown(directory.path, 65534, 65534), 0)
         for name in FileManager.default.enumerator(atPath: directory.path)?.compactMap({ $0 as? String }) ?? [] {
@@ -213,12 +228,19 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertEqual(report.counts.removed, 0, "the folder's photos are kept")
         XCTAssertEqual(report.counts.warnings, 1)
         XCTAssertEqual(try photo(titled: "Inside")?.seq, inside.seq)
+        // Readable but not searchable (`chmod -R 644`): its entries are listed, none can be stat'ed, the photos
+        // inside its subfolder too are kept.
+        XCTAssertEqual(chmod(photos + "/trip", 0o644), 0)
+        let listed = try asNobody { try importFolder() }
+        XCTAssertEqual(listed.counts.removed, 0)
+        XCTAssertEqual(listed.counts.warnings, 2, "the photo and the subfolder it could not stat")
+        XCTAssertEqual(try photo(titled: "Deep")?.seq, deep.seq)
         XCTAssertEqual(chmod(photos + "/trip", 0o755), 0)
         let readable = try asNobody { try importFolder() }
         XCTAssertEqual(readable.counts.new, 0, "the photo was never gone")
         XCTAssertEqual(try photo(titled: "Inside")?.seq, inside.seq, "same photo, same inode")
         try FileManager.default.removeItem(atPath: photos + "/trip")
-        XCTAssertEqual(try importFolder().counts.removed, 1, "a folder deleted takes its photos")
+        XCTAssertEqual(try importFolder().counts.removed, 2, "a folder deleted takes its photos")
     }
 
     /// Runs `body` with this thread's file-system user and group nobody's (setfsuid: this thread only, and
