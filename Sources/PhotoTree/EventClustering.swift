@@ -131,23 +131,33 @@ public enum EventClustering {
         // inside its range that it could hold (`fits`).
         var free = byTime.filter { !assigned[$0] }
         /// Whether a photo taken inside a settled event's range belongs with it: within `minimumGap` of one of
-        /// its photos (never split), else within `maximumGap` of the nearest and not more than
-        /// `maximumJumpMeters` from the nearest geotagged one. A month of a photo a day at home settled as one
-        /// event swallowed a weekend 300 km away imported later ("Porto" of 57 photos, 36 of them Lisbon's); it
-        /// now makes events of its own inside that month, as the same photos imported together do.
-        func fits(_ index: Int, _ event: FixedEvent) -> Bool {
-            let time = times[index]
-            var nearest: Int64 = .max
-            var nearestPlace: (gap: Int64, coordinates: (Double, Double))?
-            for member in event.members {
+        /// its photos (never split), else within `maximumGap` of one, and, when it and some of those are
+        /// geotagged, within `maximumJumpMeters` of one of them (a second camera's photo of a trip that moved
+        /// is near some photo of it, if not the nearest in time). A month of a photo a day at home settled as
+        /// one event swallowed a weekend 300 km away imported later ("Porto" of 57 photos, 36 of them Lisbon's);
+        /// such a weekend now makes events of its own inside that month. An event whose photos are all gone
+        /// takes back what falls in its range, as before (photos deleted and imported again keep its folder).
+        /// Each settled event's photos before this clustering, in time order, with their times (read by binary search: a hostile event
+        /// of 50,000 photos must not be scanned whole for each of 50,000 photos inside its range).
+        let settledMembers = fixed.map { event in event.members.sorted { (times[$0], $0) < (times[$1], $1) } }
+        let settledTimes = settledMembers.map { $0.map { times[$0] } }
+        func fits(_ index: Int, _ position: Int) -> Bool {
+            let members = settledMembers[position], memberTimes = settledTimes[position]
+            guard !members.isEmpty else { return true }
+            let time = times[index], here = coordinates[index]
+            var withinDay = false, placedWithinDay = false
+            for offset in lowerBound(memberTimes, time - rules.maximumGap)..<upperBound(memberTimes, time + rules.maximumGap) {
+                let member = members[offset]
                 let gap = abs(times[member] - time)
-                nearest = min(nearest, gap)
-                if let at = coordinates[member], gap < (nearestPlace?.gap ?? .max) { nearestPlace = (gap, at) }
+                if gap <= rules.minimumGap { return true }
+                guard gap <= rules.maximumGap else { continue }
+                withinDay = true
+                if let here, let there = coordinates[member] {
+                    if EventPlaces.distanceMeters(here, there) <= rules.maximumJumpMeters { return true }
+                    placedWithinDay = true
+                }
             }
-            if nearest <= rules.minimumGap { return true }
-            guard nearest <= rules.maximumGap else { return false }
-            guard let here = coordinates[index], let there = nearestPlace?.coordinates else { return true }
-            return EventPlaces.distanceMeters(here, there) <= rules.maximumJumpMeters
+            return withinDay && !placedWithinDay
         }
         var joined: [(eventID: Int64, seq: Int64)] = []
         var stillFree: [Int] = []
@@ -162,7 +172,7 @@ public enum EventClustering {
             while candidate >= 0 && latestEnd[candidate] + rules.minimumGap >= time {
                 let event = fixed[candidate]
                 if event.last + rules.minimumGap >= time,
-                   time < event.first || time > event.last || fits(index, event) { target = candidate; break }
+                   time < event.first || time > event.last || fits(index, candidate) { target = candidate; break }
                 candidate -= 1
             }
             guard let target else { stillFree.append(index); continue }

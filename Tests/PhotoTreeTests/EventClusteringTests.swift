@@ -165,7 +165,8 @@ final class EventClusteringTests: XCTestCase {
     func testPhotosImportedLaterInsideASettledEventJoinItOnlyWhenItCouldHoldThem() {
         var home = Library()
         for step in 0...20 { home.add(Self.at(2019, 5, 1, 9) + Int64(step) * 23 * 3600, place: "Porto", at: Self.porto) }
-        home.burst(from: Self.at(2019, 6, 7, 10), to: Self.at(2019, 6, 7, 13), every: 600, place: "Lisbon", at: Self.lisbon)
+        home.burst(from: Self.at(2019, 6, 7, 10), to: Self.at(2019, 6, 7, 12), every: 600, place: "Lisbon", at: Self.lisbon)
+        home.burst(from: Self.at(2019, 6, 7, 14), to: Self.at(2019, 6, 7, 16), every: 600, place: "Lisbon", at: Self.lisbon)
         let now = Self.at(2019, 7, 1)
         let (settled, stored) = Self.settle(home.photos, [], now: now)
         XCTAssertEqual(settled.events.map(\.name), ["2019-05-01–20 Porto", "2019-06-07 Lisbon"])
@@ -174,16 +175,21 @@ final class EventClusteringTests: XCTestCase {
         for day in 10...12 {
             later.burst(from: Self.at(2019, 5, day, 10), to: Self.at(2019, 5, day, 13, 40), every: 1200, place: "Lisbon", at: Self.lisbon)
         }
-        // The second camera: between the first's photos of the Lisbon day, and an hour after its last one.
+        // The second camera: between the first's photos of the Lisbon day, and in its lunch break, an hour from
+        // them (in Lisbon: it belongs; in Porto, 300 km away: it does not).
         later.burst(from: Self.at(2019, 6, 7, 10, 5), to: Self.at(2019, 6, 7, 12, 5), every: 1800, place: "Lisbon", at: Self.lisbon)
+        later.add(Self.at(2019, 6, 7, 13), place: "Lisbon", at: Self.lisbon)
+        later.add(Self.at(2019, 6, 7, 13, 1), place: "Porto", at: Self.porto)
         let result = EventClustering.cluster(later.photos, stored: stored, now: now)
         let porto = result.events.first { $0.key == settled.events[0].key }
         XCTAssertEqual(porto?.name, "2019-05-01–20 Porto")
         XCTAssertEqual(porto?.members.count, 21, "the weekend is not in it")
         XCTAssertTrue(result.events.contains { $0.name.hasPrefix("2019-05-10") && $0.name.hasSuffix("Lisbon") },
                       "\(result.events.map(\.name))")
-        XCTAssertEqual(result.events.first { $0.key == settled.events[1].key }?.members.count, 19 + 5,
-                       "the second camera's photos join the settled day in Lisbon")
+        XCTAssertEqual(result.events.first { $0.key == settled.events[1].key }?.members.count, 26 + 5 + 1,
+                       "the second camera's photos in Lisbon join the settled day there")
+        XCTAssertTrue(result.events.contains { $0.members.count == 1 && $0.name.hasSuffix("Porto") && $0.name.hasPrefix("2019-06-07") },
+                      "\(result.events.map(\.name))")
         XCTAssertEqual(Set(result.events.flatMap(\.members)).count, later.photos.count)
     }
 
