@@ -142,7 +142,7 @@ public enum FolderWalk {
             case .special:
                 result.skipped[root, default: [:]][.other, default: 0] += 1
             case .file:
-                guard !name.hasPrefix(".") else { result.skipped[root, default: [:]][.other, default: 0] += 1; continue }
+                guard !isLeftOut(fileNamed: name) else { result.skipped[root, default: [:]][.other, default: 0] += 1; continue }
                 let kind = ImageFileKind.fromName(name)
                 guard kind.isImage else { result.skipped[root, default: [:]][kind, default: 0] += 1; continue }
                 result.images.append(WalkedFile(
@@ -162,6 +162,9 @@ public enum FolderWalk {
     public static func isLeftOut(folderNamed name: String) -> Bool {
         name.hasPrefix(".") || leftOutFolders.contains(name)
     }
+
+    /// Hidden files: macOS's "._IMG_0001.JPG" metadata beside each photo, Android's ".pending-…" half-written.
+    public static func isLeftOut(fileNamed name: String) -> Bool { name.hasPrefix(".") }
 
     /// Synology's, QNAP's, Windows' (on exFAT and NTFS cards) and ext4's own folders beside the photos.
     private static let leftOutFolders: Set<String> = [

@@ -137,9 +137,9 @@ public final class FolderWatcher {
             batching.changed(at: current)
             return
         }
-        // Only image files matter (a browser's ".part", a video) until they are renamed to one; hidden ones
-        // (macOS's "._" files, Android's ".pending-…") are left out by the walk, so they start no batch.
-        guard !name.hasPrefix("."), ImageFileKind.fromName(name).isImage else { return }
+        // Only image files the walk takes matter (not a browser's ".part", a video, a hidden file) until they
+        // are renamed to one.
+        guard !FolderWalk.isLeftOut(fileNamed: name), ImageFileKind.fromName(name).isImage else { return }
         if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE) != 0 {
             batching.finished(path, at: current)
         } else if mask & UInt32(IN_CREATE | IN_MODIFY) != 0 {
