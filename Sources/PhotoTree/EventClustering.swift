@@ -130,6 +130,11 @@ public enum EventClustering {
         // Free photos, in time order; those within `minimumGap` of a settled event's range join it, and those
         // inside its range that it could hold (`fits`).
         var free = byTime.filter { !assigned[$0] }
+        // Each settled event's photos before this clustering, in time order, with their times (read by binary
+        // search: a hostile event of 50,000 photos must not be scanned whole for each of 50,000 photos inside
+        // its range).
+        let settledMembers = fixed.map { event in event.members.sorted { (times[$0], $0) < (times[$1], $1) } }
+        let settledTimes = settledMembers.map { $0.map { times[$0] } }
         /// Whether a photo taken inside a settled event's range belongs with it: within `minimumGap` of one of
         /// its photos (never split), else within `maximumGap` of one, and, when it and some of those are
         /// geotagged, within `maximumJumpMeters` of one of them (a second camera's photo of a trip that moved
@@ -137,27 +142,21 @@ public enum EventClustering {
         /// one event swallowed a weekend 300 km away imported later ("Porto" of 57 photos, 36 of them Lisbon's);
         /// such a weekend now makes events of its own inside that month. An event whose photos are all gone
         /// takes back what falls in its range, as before (photos deleted and imported again keep its folder).
-        /// Each settled event's photos before this clustering, in time order, with their times (read by binary search: a hostile event
-        /// of 50,000 photos must not be scanned whole for each of 50,000 photos inside its range).
-        let settledMembers = fixed.map { event in event.members.sorted { (times[$0], $0) < (times[$1], $1) } }
-        let settledTimes = settledMembers.map { $0.map { times[$0] } }
         func fits(_ index: Int, _ position: Int) -> Bool {
             let members = settledMembers[position], memberTimes = settledTimes[position]
             guard !members.isEmpty else { return true }
             let time = times[index], here = coordinates[index]
-            var withinDay = false, placedWithinDay = false
-            for offset in lowerBound(memberTimes, time - rules.maximumGap)..<upperBound(memberTimes, time + rules.maximumGap) {
-                let member = members[offset]
-                let gap = abs(times[member] - time)
-                if gap <= rules.minimumGap { return true }
-                guard gap <= rules.maximumGap else { continue }
-                withinDay = true
+            // Its photos within a day of this one.
+            let withinDay = lowerBound(memberTimes, time - rules.maximumGap)..<upperBound(memberTimes, time + rules.maximumGap)
+            var placedWithinDay = false
+            for member in members[withinDay] {
+                if abs(times[member] - time) <= rules.minimumGap { return true }
                 if let here, let there = coordinates[member] {
                     if EventPlaces.distanceMeters(here, there) <= rules.maximumJumpMeters { return true }
                     placedWithinDay = true
                 }
             }
-            return withinDay && !placedWithinDay
+            return !withinDay.isEmpty && !placedWithinDay
         }
         var joined: [(eventID: Int64, seq: Int64)] = []
         var stillFree: [Int] = []
