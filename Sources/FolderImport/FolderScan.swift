@@ -170,17 +170,18 @@ public final class FolderScan {
         let walkedByPath = Dictionary(walk.images.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
         let firstRoot = roots.first { walk.walkedRoots.contains($0) } ?? roots.first ?? ""
         var nearest: NearestCity?
-        // The photos written that the library had: one whose file now says nothing of its date but its mtime
-        // (renamed from "IMG_20190304_050607.jpg" to "Beach day.jpg", copied elsewhere, edited) keeps the date
-        // it had: a rename moved such a photo to the year of its mtime.
-        // A date that came from a file's mtime itself follows the mtime (`touch -d` corrects it): one equal to
-        // the wall clock of a remembered file's mtime is not kept.
-        let before = try catalog.photos(ids: resolution.photosToWrite.filter(rememberedIDs.contains).sorted())
-        var fromMtime = Set<String>()
-        for file in remembered {
-            guard let photo = before[file.photoID],
-                  CaptureDateRules.localWallClock(ofUnixTime: file.mtimeNanos / 1_000_000_000) == photo.momentAt else { continue }
-            fromMtime.insert(file.photoID)
+        // A photo the library had whose file now says nothing of its date but its mtime (renamed from
+        // "IMG_20190304_050607.jpg" to "Beach day.jpg", copied elsewhere, edited) keeps the date it had: a rename
+        // moved such a photo to the year of its mtime. Unless that date was a remembered file's mtime itself:
+        // then it follows the mtime (`touch -d` corrects it). Looked up only for such photos.
+        var rememberedByPhoto: [String: [RememberedFile]]?
+        func earlierDate(of id: String) throws -> CaptureDate? {
+            guard rememberedIDs.contains(id), let photo = try catalog.photos(ids: [id])[id] else { return nil }
+            if rememberedByPhoto == nil { rememberedByPhoto = Dictionary(grouping: remembered, by: \.photoID) }
+            let fromMtime = rememberedByPhoto?[id]?.contains {
+                CaptureDateRules.localWallClock(ofUnixTime: $0.mtimeNanos / 1_000_000_000) == photo.momentAt
+            } ?? false
+            return fromMtime ? nil : FolderScan.captureDate(of: photo)
         }
         for id in resolution.photosToWrite.sorted() {
             guard let path = resolution.representative[id] else { continue }
@@ -200,8 +201,7 @@ public final class FolderScan {
                 exif: reading.exif, fileName: (path as NSString).lastPathComponent,
                 modifiedWallClock: CaptureDateRules.localWallClock(ofUnixTime: reading.file.mtimeNanos / 1_000_000_000),
                 now: now, headerSize: reading.headerSize)
-            if photo.captured?.origin == .fileModified, !fromMtime.contains(id),
-               let kept = before[id].flatMap(FolderScan.captureDate(of:)) {
+            if photo.captured?.origin == .fileModified, let kept = try earlierDate(of: id) {
                 photo.captured = kept
             }
             var placeID: String?
