@@ -39,6 +39,7 @@ public final class FolderImporter {
         let plan = try scan.plan()
         var report = FolderImportReport(counts: plan.counts, roots: roots)
         if plan.nothingChanged, try noteSynced(plan.walkedRoots) {
+            try rememberRefused(plan)
             report.changedNothing = true
             return report
         }
@@ -59,7 +60,14 @@ public final class FolderImporter {
         if !plan.nothingChanged {
             try catalog.updateFolderFiles(roots: plan.walkedRoots, previous: plan.previousFiles, to: plan.files)
         }
+        try rememberRefused(plan)
         return report
+    }
+
+    /// The refused files of the walked roots, written when they differ from what the library remembered.
+    private func rememberRefused(_ plan: FolderPlan) throws {
+        guard Set(plan.refusedFiles) != Set(plan.previousRefusedFiles) else { return }
+        try catalog.replaceRefusedFolderFiles(roots: plan.walkedRoots, with: plan.refusedFiles)
     }
 
     /// When nothing changed, all a `LibraryImporter` run per folder would write is the time of its last

@@ -20,6 +20,10 @@ public struct FolderPlan: Sendable {
     /// Every walked file is the one remembered at its path and nothing vanished (`UnchangedReimport`): nothing
     /// to write, and `files`/`previousFiles` are left empty (the remembered rows stay as they are).
     public var nothingChanged = false
+    /// The files under the walked roots refused for what they hold, as the next import will remember them, and
+    /// as the library remembered them before.
+    public var refusedFiles: [RefusedFolderFile] = []
+    public var previousRefusedFiles: [RefusedFolderFile] = []
 }
 
 /// The summary of a folder import.
@@ -81,6 +85,21 @@ public final class FolderScan {
         plan.walkedRoots = walk.walkedRoots
         plan.counts.imageFiles = walk.images.count
         progress?.update(stage: "walk", done: walk.images.count, total: walk.images.count)
+        // Files an earlier import refused for what they held, not changed since: skipped unread (and so, without
+        // a warning each time; the summary still counts them, `status` lists how many).
+        plan.previousRefusedFiles = try catalog.refusedFolderFiles(roots: walk.walkedRoots)
+        let refusedBefore = Dictionary(plan.previousRefusedFiles.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        walk.images.removeAll { file in
+            guard let refused = refusedBefore[file.path], refused.device == file.device, refused.inode == file.inode,
+                  refused.size == file.size, refused.mtimeNanos == file.mtimeNanos else { return false }
+            plan.refusedFiles.append(refused)
+            return true
+        }
+        if !plan.refusedFiles.isEmpty {
+            plan.counts.skipped["unreadable", default: 0] += plan.refusedFiles.count
+            logger.info("\(plan.refusedFiles.count) file(s) skipped unread: refused as images by an earlier import, unchanged since")
+        }
+        let refusedAgain = Set(plan.refusedFiles.map(\.path))
         if let stats = try rememberedStats?.value(),
            let unchanged = UnchangedReimport.counts(walked: walk.images, roots: roots, walkedRoots: walk.walkedRoots, stats: stats) {
             plan.counts.unchanged = unchanged.unchanged
@@ -93,7 +112,10 @@ public final class FolderScan {
         let remembered = plan.previousFiles
         // A file being written keeps what was remembered of it, as a file that cannot be read does, and so do
         // the files of a folder the walk could not look at (FolderWalkResult.unreadable).
-        func isKept(_ file: RememberedFile) -> Bool { deferred.contains(file.path) || walk.isUnreadable(file.path) }
+        // A photo's file that an edit made corrupt keeps its photo as a file that cannot be read does.
+        func isKept(_ file: RememberedFile) -> Bool {
+            deferred.contains(file.path) || walk.isUnreadable(file.path) || refusedAgain.contains(file.path)
+        }
         let keptRemembered = remembered.filter { walk.walkedRoots.contains($0.root) && isKept($0) }
         let mine = remembered.filter { walk.walkedRoots.contains($0.root) && !isKept($0) }
         let others = remembered.filter { !walk.walkedRoots.contains($0.root) }
@@ -121,6 +143,11 @@ public final class FolderScan {
                     warn("image skipped: \(FolderScan.printable(file.path)): \(error)", &plan)
                     plan.counts.skipped["unreadable", default: 0] += 1
                     if let previous { keptAsRemembered.append(previous) }
+                    if let failure = error as? FileReadFailure, failure.isAboutContent {
+                        plan.refusedFiles.append(RefusedFolderFile(path: file.path, root: file.root, device: file.device,
+                                                                   inode: file.inode, size: file.size,
+                                                                   mtimeNanos: file.mtimeNanos, reason: failure.description))
+                    }
                 }
             } else if let previous {
                 candidates.append(.init(file: file, change: change, previous: previous, partialHash: previous.partialHash))

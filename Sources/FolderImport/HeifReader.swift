@@ -12,6 +12,8 @@ public enum HeifReader {
 
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+        /// What the file holds is refused (`FileReadFailure.isAboutContent`), not the reading of it.
+        public var isAboutContent = true
     }
 
     /// An EXIF block larger than this is not read (a camera writes under 64 KiB; a HEIC's block has no cap).
@@ -22,10 +24,15 @@ public enum HeifReader {
     /// Parses the file's boxes (libheif reads what it needs, not the image data) and returns its primary
     /// image's size and EXIF. Throws for a file libheif refuses or one without a primary image.
     public static func read(path: String) throws -> Reading {
-        guard let context = heif_context_alloc() else { throw Failure(description: "libheif could not allocate a context") }
+        guard let context = heif_context_alloc() else {
+            throw Failure(description: "libheif could not allocate a context", isAboutContent: false)
+        }
         defer { heif_context_free(context) }
         let opened = heif_context_read_from_file(context, path, nil)
-        guard opened.code == heif_error_Ok else { throw Failure(description: "not a readable HEIF file: \(message(opened))") }
+        guard opened.code == heif_error_Ok else {
+            throw Failure(description: "not a readable HEIF file: \(message(opened))",
+                          isAboutContent: opened.code != heif_error_Input_does_not_exist)
+        }
         var handle: OpaquePointer?
         let primary = heif_context_get_primary_image_handle(context, &handle)
         guard primary.code == heif_error_Ok, let handle else {

@@ -12,6 +12,9 @@ public struct FileReading: Sendable {
 
 public struct FileReadFailure: Error, CustomStringConvertible {
     public var description: String
+    /// The file was read and what it holds is not an image photofs can take (empty, corrupt, truncated, another
+    /// kind): it stays so until it changes. False when it could not be read, or changed meanwhile.
+    public var isAboutContent = false
 }
 
 public enum PhotoFileReader {
@@ -28,13 +31,13 @@ public enum PhotoFileReader {
         defer { close(fd) }
         var before = stat()
         guard fstat(fd, &before) == 0 else { throw FileReadFailure(description: "cannot be read") }
-        guard before.st_size > 0 else { throw FileReadFailure(description: "empty file (0 bytes)") }
+        guard before.st_size > 0 else { throw FileReadFailure(description: "empty file (0 bytes)", isAboutContent: true) }
         guard Int64(before.st_size) == file.size, UInt64(before.st_ino) == file.inode else {
             throw FileReadFailure(description: "changed during the import; the next import takes it")
         }
         let prefix = try readBytes(fd, at: 0, count: ContentHash.prefixBytes)
         guard ImageFileKind.bytesMatch(file.kind, prefix) else {
-            throw FileReadFailure(description: "not a \(file.kind.rawValue.uppercased()) file (its first bytes say otherwise)")
+            throw FileReadFailure(description: "not a \(file.kind.rawValue.uppercased()) file (its first bytes say otherwise)", isAboutContent: true)
         }
         let size = Int64(before.st_size)
         var exif = ExifFields()
@@ -48,23 +51,25 @@ public enum PhotoFileReader {
                 // motion photo carries its video there). Only a decode tells them apart; it is rare enough.
                 let whole = try readBytes(fd, at: 0, count: Int(min(size, 1 << 30)))
                 do { _ = try ImageCodec.decodeJPEG(Data(whole), scaleDenominator: 8) } catch {
-                    throw FileReadFailure(description: "a truncated or corrupt JPEG (\(error))")
+                    throw FileReadFailure(description: "a truncated or corrupt JPEG (\(error))", isAboutContent: true)
                 }
             }
         case .png:
             headerSize = ImageHeaderSize.png(prefix)
-            guard headerSize != nil else { throw FileReadFailure(description: "a corrupt PNG (no IHDR)") }
+            guard headerSize != nil else { throw FileReadFailure(description: "a corrupt PNG (no IHDR)", isAboutContent: true) }
             guard try endsWith(fd, size: size, marker: Array("IEND".utf8)) else {
-                throw FileReadFailure(description: "a truncated PNG (no IEND chunk at its end)")
+                throw FileReadFailure(description: "a truncated PNG (no IEND chunk at its end)", isAboutContent: true)
             }
         case .heic:
             do {
                 let reading = try HeifReader.read(path: file.path)
                 exif = reading.exif
                 headerSize = (reading.width, reading.height)
-            } catch { throw FileReadFailure(description: "\(error)") }
+            } catch {
+                throw FileReadFailure(description: "\(error)", isAboutContent: (error as? HeifReader.Failure)?.isAboutContent ?? false)
+            }
         case .video, .raw, .other:
-            throw FileReadFailure(description: "not an image")
+            throw FileReadFailure(description: "not an image", isAboutContent: true)
         }
         var after = stat()
         guard fstat(fd, &after) == 0, after.st_size == before.st_size, after.st_mtim.tv_sec == before.st_mtim.tv_sec,

@@ -20,14 +20,33 @@ public struct FolderFileRecord: Equatable, Sendable {
     }
 }
 
+/// One `folder_refused_file` row: a file an import refused for what it holds, as it was then (Schema's
+/// `registerRefusedFilesMigration` says why).
+public struct RefusedFolderFile: Hashable, Sendable {
+    public var path: String
+    public var root: String
+    public var device: UInt64
+    public var inode: UInt64
+    public var size: Int64
+    public var mtimeNanos: Int64
+    /// What was wrong with it ("a truncated PNG (no IEND chunk at its end)").
+    public var reason: String
+    public init(path: String, root: String, device: UInt64, inode: UInt64, size: Int64, mtimeNanos: Int64, reason: String) {
+        self.path = path; self.root = root; self.device = device; self.inode = inode; self.size = size
+        self.mtimeNanos = mtimeNanos; self.reason = reason
+    }
+}
+
 /// Files and photos of one imported folder, for `photofs status`.
 public struct FolderCounts: Equatable, Sendable {
     public var files: Int
     public var photos: Int
     /// Files whose bytes another file of the library also has (files − distinct photos, over all folders).
     public var duplicateFiles: Int
-    public init(files: Int, photos: Int, duplicateFiles: Int) {
-        self.files = files; self.photos = photos; self.duplicateFiles = duplicateFiles
+    /// Files the last imports refused as images (empty, corrupt, truncated).
+    public var refusedFiles: Int
+    public init(files: Int, photos: Int, duplicateFiles: Int, refusedFiles: Int = 0) {
+        self.files = files; self.photos = photos; self.duplicateFiles = duplicateFiles; self.refusedFiles = refusedFiles
     }
 }
 
@@ -127,7 +146,48 @@ extension Catalog {
                 counts[root] = FolderCounts(files: Int(reader.lenientInteger(1) ?? 0), photos: Int(reader.lenientInteger(2) ?? 0),
                                             duplicateFiles: Int(reader.lenientInteger(3) ?? 0))
             }
+            for row in try Row.fetchAll(db, sql: "SELECT root, count(*) FROM folder_refused_file GROUP BY root") {
+                let reader = ColumnReader(row, table: "folder_refused_file")
+                guard let root = reader.lenientText(0) else { continue }
+                counts[root, default: FolderCounts(files: 0, photos: 0, duplicateFiles: 0)].refusedFiles =
+                    Int(clamping: reader.lenientInteger(1) ?? 0)
+            }
             return counts
+        }
+    }
+
+    /// The refused files remembered under `roots`; a row with a column of the wrong type is left out (its file
+    /// is then read again).
+    public func refusedFolderFiles(roots: Set<String>) throws -> [RefusedFolderFile] {
+        try read { db in
+            try roots.sorted().flatMap { root in
+                try Row.fetchAll(db, sql: """
+                    SELECT path, root, device, inode, size, mtime_ns, reason FROM folder_refused_file WHERE root = ?
+                    """, arguments: [root]).compactMap { row -> RefusedFolderFile? in
+                    let reader = ColumnReader(row, table: "folder_refused_file")
+                    guard let path = reader.lenientText(0), let root = reader.lenientText(1),
+                          let device = reader.lenientInteger(2), let inode = reader.lenientInteger(3),
+                          let size = reader.lenientInteger(4), let mtime = reader.lenientInteger(5) else { return nil }
+                    return RefusedFolderFile(path: path, root: root, device: UInt64(bitPattern: device),
+                                             inode: UInt64(bitPattern: inode), size: size, mtimeNanos: mtime,
+                                             reason: reader.lenientText(6) ?? "")
+                }
+            }
+        }
+    }
+
+    /// Replaces the refused files remembered under `roots` with `files`, in one transaction.
+    public func replaceRefusedFolderFiles(roots: Set<String>, with files: [RefusedFolderFile]) throws {
+        try write { db in
+            for root in roots { try db.execute(sql: "DELETE FROM folder_refused_file WHERE root = ?", arguments: [root]) }
+            let insert = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO folder_refused_file(path, root, device, inode, size, mtime_ns, reason)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            for file in files {
+                try insert.execute(arguments: [file.path, file.root, Int64(bitPattern: file.device),
+                                               Int64(bitPattern: file.inode), file.size, file.mtimeNanos, file.reason])
+            }
         }
     }
 }

@@ -29,7 +29,7 @@ enum Schema {
     static let knownTables: Set<String> = Set<String>([
         "photographer", "region", "place", "photo", "recent", "library_state", "rendition", "variant", "thumbnail",
         "album", "album_photo", "sync_state", "removed_photo", "desktop_thumbnail", "folder_file", "grdb_migrations",
-        "favorite_photo", "person", "person_photo",
+        "favorite_photo", "person", "person_photo", "folder_refused_file",
     ]).union(eventTables).union(searchTables)
 
     /// The region every photo without a resolvable place goes to, so every photo is reachable under /regions.
@@ -301,6 +301,7 @@ enum Schema {
         }
         registerCameraAndPeopleMigration(&migrator)
         registerOpenEventsMigration(&migrator)
+        registerRefusedFilesMigration(&migrator)
         return migrator
     }
 

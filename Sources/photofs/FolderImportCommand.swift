@@ -19,7 +19,8 @@ struct FolderImportCommand: ParsableCommand {
             show the local time it was taken, never converted to UTC. The place comes from GPS and the nearest \
             city of Debian's GeoNames data, the photographer from Artist (else Make and Model), the title from \
             ImageDescription (else the file name). Videos, raw files and anything else are counted and left \
-            out; a file that cannot be read is skipped with a warning naming it. The mount reads the files where \
+            out; a file that cannot be read is skipped with a warning naming it (an empty or corrupt one is then \
+            skipped unread by later imports until it changes). The mount reads the files where \
             they are: nothing is copied.
 
             Import again after changing the folders: a renamed or moved file keeps its photo (same inode in the \
@@ -27,7 +28,7 @@ struct FolderImportCommand: ParsableCommand {
             one photo, and a deleted file's photo is removed; a folder that cannot be read keeps its photos. \
             Unchanged files are not read again. A file changed after the import and not imported again fails to \
             open in a mount (EIO; the mount's log, photofs.log in its cache folder, says to import again). \
-            photofs status shows each folder's files, photos and duplicate files.
+            photofs status shows each folder's files, photos, duplicate files and files refused as images.
 
             With --watch, photofs keeps running after the import and imports again whenever a file is added, \
             changed, moved or deleted under the folders (inotify; a burst of changes is one import, a file is \

@@ -60,7 +60,8 @@ struct StatusCommand: ParsableCommand {
             if state.sourceKind == "folder" {
                 let root = String(state.listingKey.dropFirst("folder ".count))
                 let folder = folders[root] ?? FolderCounts(files: 0, photos: 0, duplicateFiles: 0)
-                lines.append("  files: \(folder.files); photos: \(folder.photos); duplicate files: \(folder.duplicateFiles)")
+                lines.append("  files: \(folder.files); photos: \(folder.photos); duplicate files: \(folder.duplicateFiles)"
+                             + (folder.refusedFiles > 0 ? "; refused (not readable as images): \(folder.refusedFiles)" : ""))
             } else {
                 lines.append("  skipped records: \(state.skippedCount); videos left out: \(state.videoCount)")
             }

@@ -243,6 +243,66 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertEqual(try importFolder().counts.removed, 2, "a folder deleted takes its photos")
     }
 
+    /// A file refused for what it holds is remembered with its stat: the next import skips it unread, without a
+    /// warning, still counted, and keeps the unchanged shortcut; once it changes it is read again. A photo's file
+    /// that an edit made corrupt keeps its photo. One that cannot be opened is not remembered: a `chmod` is
+    /// enough for the next import to take it.
+    func testARefusedFileIsNotReadAgainUntilItChanges() throws {
+        try write("good.jpg", seed: 50, tags: ["-ImageDescription=Good"])
+        try Data().write(to: URL(fileURLWithPath: photos + "/empty.jpg"))
+        let full = try PhotoFixtures.jpeg(width: 300, height: 200, seed: 51)
+        try full.prefix(full.count / 2).write(to: URL(fileURLWithPath: photos + "/trip/truncated.jpg"))
+        let first = try importFolder()
+        XCTAssertEqual(first.counts.skipped["unreadable"], 2)
+        XCTAssertEqual(first.counts.warnings, 2)
+        XCTAssertEqual(try Catalog(path: library).folderCounts()[photos]?.refusedFiles, 2, "what status shows")
+
+        let again = try importFolder()
+        XCTAssertEqual(again.counts.skipped["unreadable"], 2, "still counted")
+        XCTAssertEqual(again.counts.warnings, 0, "not warned of again")
+        XCTAssertEqual(again.counts.filesRead, 0, "not read again")
+        XCTAssertTrue(again.changedNothing, "the unchanged shortcut")
+
+        // Completed: read again and imported.
+        try full.write(to: URL(fileURLWithPath: photos + "/trip/truncated.jpg"))
+        let completed = try importFolder()
+        XCTAssertEqual(completed.counts.new, 1)
+        XCTAssertEqual(completed.counts.skipped["unreadable"], 1, "the empty file, still unread")
+        XCTAssertEqual(completed.counts.filesRead, 1)
+        XCTAssertEqual(try Catalog(path: library).folderCounts()[photos]?.refusedFiles, 1)
+
+        // A photo's file made corrupt by an edit keeps its photo, at this import and the next.
+        let good = try XCTUnwrap(photo(titled: "Good"))
+        try full.prefix(100).write(to: URL(fileURLWithPath: photos + "/good.jpg"))
+        XCTAssertEqual(try importFolder().counts.removed, 0)
+        let later = try importFolder()
+        XCTAssertEqual(later.counts.removed, 0)
+        XCTAssertEqual(later.counts.warnings, 0)
+        XCTAssertEqual(try photo(titled: "Good")?.seq, good.seq)
+
+        // Deleted: forgotten.
+        try FileManager.default.removeItem(atPath: photos + "/empty.jpg")
+        try importFolder()
+        XCTAssertEqual(try Catalog(path: library).folderCounts()[photos]?.refusedFiles, 1, "only good.jpg's bad bytes")
+    }
+
+    func testAFileThatCannotBeOpenedIsReadAgainOnceItCanBe() throws {
+        try TestRequirement.root("to read the folders as nobody (setfsuid), whom a file's mode can refuse")
+        let locked = try write("locked.jpg", seed: 52, tags: ["-ImageDescription=Locked"])
+        XCTAssertEqual(lchown(directory.path, 65534, 65534), 0)
+        for name in FileManager.default.enumerator(atPath: directory.path)?.compactMap({ $0 as? String }) ?? [] {
+            XCTAssertEqual(lchown(directory.path + "/" + name, 65534, 65534), 0, name)
+        }
+        XCTAssertEqual(chmod(locked, 0o000), 0)
+        let refused = try asNobody { try importFolder() }
+        XCTAssertEqual(refused.counts.skipped["unreadable"], 1)
+        XCTAssertEqual(try Catalog(path: library).folderCounts()[photos]?.refusedFiles ?? 0, 0, "not remembered")
+        XCTAssertEqual(chmod(locked, 0o644), 0) // the mtime does not move
+        let opened = try asNobody { try importFolder() }
+        XCTAssertEqual(opened.counts.new, 1)
+        XCTAssertNotNil(try photo(titled: "Locked"))
+    }
+
     /// Runs `body` with this thread's file-system user and group nobody's (setfsuid: this thread only, and
     /// without root's permission to read any folder); root's again after.
     func asNobody<T>(_ body: () throws -> T) throws -> T {

@@ -16,7 +16,7 @@ final class LibraryIdentityTests: XCTestCase {
         _ = try Catalog(path: library)
         XCTAssertEqual(try pragma(library, "application_id"), 0x5048_4653, "ASCII PHFS")
         XCTAssertEqual(try pragma(library, "user_version"), Int64(Schema.version))
-        XCTAssertEqual(Schema.version, 12, "v1–v5, favourites and people, events, search, mark counts, count difference, camera and people searched, open events")
+        XCTAssertEqual(Schema.version, 13, "v1–v5, favourites and people, events, search, mark counts, count difference, camera and people searched, open events, refused files")
         let queue = try DatabaseQueue(path: library)
         let tables = try queue.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
