@@ -70,8 +70,13 @@ public enum ImageFileKind: String, Equatable, Sendable, CaseIterable {
         return nil
     }
 
-    /// Whether the first bytes are what the name claims (a `.jpg` that is really a PNG is a corrupt file
-    /// here: the mount would serve it with the wrong type).
+    /// The image kind the first bytes say, whatever the name claims: a HEIC exported as `.jpg`, a JPEG
+    /// downloaded as `.png`. Imported as what they are (the mount names and serves them by that).
+    public static func fromBytes(_ head: [UInt8]) -> ImageFileKind? {
+        [ImageFileKind.jpeg, .png, .heic].first { bytesMatch($0, head) }
+    }
+
+    /// Whether the first bytes are those of `kind`.
     public static func bytesMatch(_ kind: ImageFileKind, _ head: [UInt8]) -> Bool {
         switch kind {
         case .jpeg:

@@ -21,10 +21,11 @@ public enum PhotoFileReader {
     /// The end markers are looked for in this many last bytes; beyond, a full decode decides (see `read`).
     static let tailBytes = 4096
 
-    /// Opens the file, reads its first `ContentHash.prefixBytes`, checks its first bytes against its kind and
-    /// its end (JPEG's EOI, PNG's IEND), reads EXIF (libexif; libheif for HEIC) and the pixel size, and checks
-    /// that it did not change meanwhile. Throws a failure naming what is wrong: empty, not the kind its name
-    /// says, truncated, without a primary image, changed while read, unreadable.
+    /// Opens the file, reads its first `ContentHash.prefixBytes`, takes its kind from its first bytes (the
+    /// reading's `file.kind`: a HEIC named `.jpg` is a HEIC), checks its end (JPEG's EOI, PNG's IEND), reads
+    /// EXIF (libexif; libheif for HEIC) and the pixel size, and checks that it did not change meanwhile. Throws a
+    /// failure naming what is wrong: empty, no image its bytes say, truncated, without a primary image, changed
+    /// while read, unreadable.
     public static func read(_ file: WalkedFile) throws -> FileReading {
         let fd = open(file.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileReadFailure(description: "cannot be opened: \(FolderWalk.lastError(or: "unreadable"))") }
@@ -36,8 +37,15 @@ public enum PhotoFileReader {
             throw FileReadFailure(description: "changed during the import; the next import takes it")
         }
         let prefix = try readBytes(fd, at: 0, count: ContentHash.prefixBytes)
-        guard ImageFileKind.bytesMatch(file.kind, prefix) else {
-            throw FileReadFailure(description: "not a \(file.kind.rawValue.uppercased()) file (its first bytes say otherwise)", isAboutContent: true)
+        var file = file
+        if !ImageFileKind.bytesMatch(file.kind, prefix) {
+            // Another image kind than its name says is taken as what it is, its content type and served name
+            // following its bytes; anything else is no image.
+            guard let actual = ImageFileKind.fromBytes(prefix) else {
+                throw FileReadFailure(description: "not a \(file.kind.rawValue.uppercased()) file (its first bytes say otherwise)",
+                                      isAboutContent: true)
+            }
+            file.kind = actual
         }
         let size = Int64(before.st_size)
         var exif = ExifFields()

@@ -107,6 +107,21 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertEqual(try Catalog(path: library).photoDetails(seq: heic.seq)?.photographerName, "Grace")
     }
 
+    /// A file whose bytes are another image kind than its name says (a HEIC exported as `.jpg`, a JPEG
+    /// downloaded as `.png`) is imported as what it is; one whose bytes are no image is refused.
+    func testAnImageNamedAsAnotherKindIsTakenAsWhatItIs() throws {
+        let jpeg = try write("source.jpg", seed: 6, tags: ["-DateTimeOriginal=2021:05:06 07:08:09"])
+        try PhotoFixtures.heic(from: jpeg, to: photos + "/exported.JPG")
+        try FileManager.default.moveItem(atPath: jpeg, toPath: photos + "/downloaded.png")
+        try Data("<html>not found</html>".utf8).write(to: URL(fileURLWithPath: photos + "/error-page.jpg"))
+        let report = try importFolder()
+        XCTAssertEqual(report.counts.new, 2)
+        XCTAssertEqual(report.counts.skipped["unreadable"], 1, "the HTML page named .jpg")
+        XCTAssertEqual(try photo(titled: "exported")?.contentType, "image/heic")
+        XCTAssertEqual(try photo(titled: "downloaded")?.contentType, "image/jpeg")
+        XCTAssertEqual(try photo(titled: "downloaded")?.dateTaken, "2021-05-06 07:08:09", "its EXIF read as a JPEG's")
+    }
+
     func testIdentityAcrossRenamesEditsDuplicatesAndDeletions() throws {
         let a = try write("a.jpg", seed: 10, tags: ["-ImageDescription=Alpha"])
         let b = try write("b.jpg", seed: 11)
