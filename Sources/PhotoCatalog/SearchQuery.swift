@@ -62,13 +62,21 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
         let words = name.split(whereSeparator: { $0.unicodeScalars.allSatisfy { $0.properties.isWhitespace } })
             .map(String.init)
         var terms: [Term] = []
+        // A field written apart from its word ("year: 2019", "place: lisbon") limits the next word; alone at the
+        // end ("album:", half typed) it stays text.
+        var fieldOfNext: Field?
         for (position, word) in words.enumerated() {
-            var field: Field?
+            var field = fieldOfNext
+            fieldOfNext = nil
             var text = word
-            if let colon = word.firstIndex(of: ":"),
-               let named = Field(rawValue: word[..<colon].lowercased()), word.index(after: colon) < word.endIndex {
-                field = named
-                text = String(word[word.index(after: colon)...])
+            if let colon = word.firstIndex(of: ":"), let named = Field(rawValue: word[..<colon].lowercased()) {
+                if word.index(after: colon) < word.endIndex {
+                    field = named
+                    text = String(word[word.index(after: colon)...])
+                } else if position < words.count - 1 {
+                    fieldOfNext = named
+                    continue
+                }
             }
             guard Self.isSearchable(text) else { continue }
             terms.append(Term(field: field, text: text, isPrefix: position == words.count - 1,

@@ -24,6 +24,10 @@ final class SearchQueryTests: XCTestCase {
         XCTAssertEqual(SearchQuery(name: "place:lisb")?.wordExpression, #"{place region} : "lisb" *"#)
         XCTAssertEqual(SearchQuery(name: "Year:2019 x")?.wordExpression, #"{taken} : "2019" "x" *"#)
         XCTAssertEqual(SearchQuery(name: "album:")?.wordExpression, #""album:" *"#, "a field with nothing after it is text")
+        XCTAssertEqual(SearchQuery(name: "year: 2019 harbour")?.wordExpression, #"{taken} : "2019" "harbour" *"#,
+                       "a field apart from its word limits the next one")
+        XCTAssertEqual(SearchQuery(name: "PLACE:  lisb")?.wordExpression, #"{place region} : "lisb" *"#)
+        XCTAssertEqual(SearchQuery(name: "place: year:2019")?.wordExpression, #"{taken} : "2019" *"#, "its own field wins")
         XCTAssertEqual(SearchQuery(name: "say \"hi\" NOT OR AND *")?.wordExpression,
                        #""say" """hi""" "NOT" "OR" "AND""#, "operators are words; a word of punctuation alone is dropped")
         XCTAssertEqual(SearchQuery(name: "person:ann camera:x100 album:trip")?.wordExpression,
@@ -87,6 +91,7 @@ final class SearchIndexTests: XCTestCase {
         XCTAssertEqual(try search("place:belé"), ["3"])
         XCTAssertEqual(try search("creme brul"), ["6"])
         XCTAssertEqual(try search("year:2018 place:lisbon"), ["6", "2"], "ties: newest first")
+        XCTAssertEqual(try search("year: 2018 place: lisbon"), ["6", "2"], "fields written apart from their words")
         XCTAssertEqual(try search("may 2019"), [], "taken in June (1_560_000_000 is 2019-06-08)")
         XCTAssertEqual(Set(try search("june 2019")), ["1", "3", "4", "5"])
         XCTAssertEqual(try search("sun-set"), ["5"])
