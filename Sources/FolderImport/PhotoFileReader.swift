@@ -23,9 +23,9 @@ public enum PhotoFileReader {
 
     /// Opens the file, reads its first `ContentHash.prefixBytes`, takes its kind from its first bytes (the
     /// reading's `file.kind`: a HEIC named `.jpg` is a HEIC), checks its end (JPEG's EOI, PNG's IEND), reads
-    /// EXIF (libexif; libheif for HEIC) and the pixel size, and checks that it did not change meanwhile. Throws a
-    /// failure naming what is wrong: empty, no image its bytes say, truncated, without a primary image, changed
-    /// while read, unreadable.
+    /// EXIF (libexif; libheif for HEIC; a PNG's eXIf chunk) and the pixel size, and checks that it did not
+    /// change meanwhile. Throws a failure naming what is wrong: empty, no image its bytes say, truncated, without
+    /// a primary image, changed while read, unreadable.
     public static func read(_ file: WalkedFile) throws -> FileReading {
         let fd = open(file.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileReadFailure(description: "cannot be opened: \(FolderWalk.lastError(or: "unreadable"))") }
@@ -65,6 +65,9 @@ public enum PhotoFileReader {
         case .png:
             headerSize = ImageHeaderSize.png(prefix)
             guard headerSize != nil else { throw FileReadFailure(description: "a corrupt PNG (no IHDR)", isAboutContent: true) }
+            if let block = try PNGExif.block(prefix: prefix, size: size, read: { try readBytes(fd, at: $0, count: $1) }) {
+                exif = ExifReader.fields(from: block)
+            }
             guard try endsWith(fd, size: size, marker: Array("IEND".utf8)) else {
                 throw FileReadFailure(description: "a truncated PNG (no IEND chunk at its end)", isAboutContent: true)
             }

@@ -107,6 +107,27 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertEqual(try Catalog(path: library).photoDetails(seq: heic.seq)?.photographerName, "Grace")
     }
 
+    /// A PNG's EXIF is its `eXIf` chunk, where exiftool writes it: its date, place and title are read.
+    func testAPngsExifIsRead() throws {
+        let path = photos + "/screenshot.png"
+        try PhotoFixtures.png().write(to: URL(fileURLWithPath: path))
+        try PhotoFixtures.exiftool(path, ["-DateTimeOriginal=2019:06:08 10:11:12", "-ImageDescription=Red square",
+                                          "-GPSLatitude=38.7223", "-GPSLatitudeRef=N", "-GPSLongitude=9.1393",
+                                          "-GPSLongitudeRef=W"])
+        // The same file with its eXIf chunk's length made absurd: imported without EXIF, nothing read past its end.
+        var hostile = try Data(contentsOf: URL(fileURLWithPath: path))
+        let chunk = try XCTUnwrap(hostile.range(of: Data("eXIf".utf8)))
+        hostile.replaceSubrange(chunk.lowerBound - 4 ..< chunk.lowerBound, with: [0x7F, 0xFF, 0xFF, 0xF0])
+        hostile.append(contentsOf: [0x00]) // unique bytes: another photo
+        try hostile.write(to: URL(fileURLWithPath: photos + "/hostile.png"))
+        let report = try importFolder()
+        XCTAssertEqual(report.counts.new, 2)
+        let png = try XCTUnwrap(photo(titled: "Red square"))
+        XCTAssertEqual(png.dateTaken, "2019-06-08 10:11:12")
+        XCTAssertEqual(try Catalog(path: library).photoDetails(seq: png.seq)?.regionName, "Lisbon District")
+        XCTAssertNotNil(try photo(titled: "hostile"), "no EXIF read: the file name is its title")
+    }
+
     /// A file whose bytes are another image kind than its name says (a HEIC exported as `.jpg`, a JPEG
     /// downloaded as `.png`) is imported as what it is; one whose bytes are no image is refused.
     func testAnImageNamedAsAnotherKindIsTakenAsWhatItIs() throws {
