@@ -132,7 +132,7 @@ public final class FolderWatcher {
             if mask & UInt32(IN_MOVED_TO) != 0, let old = movedAway.removeValue(forKey: event.cookie) {
                 addFolder(path, movedFrom: old, now: current)
             } else if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-                addFolder(path, now: current)
+                addFolder(path, movedIn: mask & UInt32(IN_MOVED_TO) != 0, now: current)
             }
             batching.changed(at: current)
             return
@@ -169,13 +169,13 @@ public final class FolderWatcher {
         }
     }
 
-    /// A folder that appeared (created, or moved in with its files): watched with everything under it, and
-    /// its image files modified in the last second judged as being written until their sizes settle (their
-    /// events came before the watch); older ones are complete.
+    /// A folder that appeared (created, or moved in with its files: `movedIn`): watched with everything under
+    /// it, and its image files modified in the last second judged as being written until their sizes settle
+    /// (their events came before the watch; `WatchBatching.appeared`); older ones are complete.
     /// `movedFrom`: the folder's path before a rename inside the watched folders, whose files' writes were
     /// seen: each is complete unless it was still being written (then it still is, under its new path). Judged
     /// by size instead, a folder made, filled and renamed at once showed 3.1–3.3 s after the rename.
-    private func addFolder(_ path: String, movedFrom: String? = nil, now current: Double) {
+    private func addFolder(_ path: String, movedFrom: String? = nil, movedIn: Bool = false, now current: Double) {
         guard watch(path) else { return }
         for folder in FolderWatcher.subfolders(of: path) { _ = watch(folder) }
         if let movedFrom {
@@ -187,7 +187,8 @@ public final class FolderWatcher {
         let wallClock = Date().timeIntervalSince1970
         for file in FolderWalk.walk(roots: [path]).images {
             // A future mtime (another machine's clock) gives a negative age: judged by its size, as before.
-            batching.appeared(file.path, at: current, modifiedAgo: wallClock - Double(file.mtimeNanos) / 1e9)
+            batching.appeared(file.path, at: current, modifiedAgo: wallClock - Double(file.mtimeNanos) / 1e9,
+                              stamp: WatchBatching.FileStamp(size: file.size, mtimeNanos: file.mtimeNanos), movedIn: movedIn)
         }
     }
 

@@ -13,13 +13,18 @@ import Foundation
 ///   batch: the library keeps what it remembered of it, and its close starts a batch of its own. Only its
 ///   close counts as a change, so a file being written starts no import. A close may never come: a file found
 ///   in a folder that appeared with files already in it (their events came before its watch) is judged by
-///   size, done once two stats `unclosedQuiet` (1 s) apart agree (or at once when it was last modified longer
-///   ago than that: a folder moved in); a writer that holds a file open without
-///   writing for `closeTimeout` (30 s) is judged the same way.
+///   size, done once a stat `unclosedQuiet` (1 s) after the walk that found it agrees with it (or at once when
+///   it was last modified longer ago than that); in a folder moved in (`mv`), `movedInQuiet` (0.25 s) after; a
+///   writer that holds a file open without writing for `closeTimeout` (30 s) is judged the same way.
 public struct WatchBatching: Sendable {
     public var quiet: Double = 0.25
     public var longest: Double = 5
     public var unclosedQuiet: Double = 1
+    /// A folder moved in was filled before it came: a writer still at it writes under the watch that the move
+    /// added, and that write (IN_MODIFY) makes it a file being written again. Judged after 1 s like a folder
+    /// made in place, a copied folder moved in (`cp -r` elsewhere, then `mv`: files modified within the last
+    /// second) showed 2.6–3.0 s after the move; the figure is 2 s.
+    public var movedInQuiet: Double = 0.25
     public var closeTimeout: Double = 30
 
     public enum Decision: Equatable, Sendable {
@@ -37,6 +42,8 @@ public struct WatchBatching: Sendable {
         var awaitsClose: Bool
         /// Size and mtime at the last stat, once one was asked for.
         var seen: FileStamp?
+        /// How long after `lastEvent` its size is looked at again when no close is awaited.
+        var quiet: Double
     }
 
     public struct FileStamp: Equatable, Sendable {
@@ -63,19 +70,23 @@ public struct WatchBatching: Sendable {
 
     /// A file was created or written to (IN_CREATE, IN_MODIFY): deferred until it is closed.
     public mutating func writing(_ path: String, at now: Double) {
-        writing[path] = Writing(lastEvent: now, awaitsClose: true, seen: nil)
+        writing[path] = Writing(lastEvent: now, awaitsClose: true, seen: nil, quiet: unclosedQuiet)
     }
 
     /// A file whose writer was not seen (found in a folder that appeared): deferred until its size settles,
-    /// unless it was last modified `unclosedQuiet` or more before (`modifiedAgo`, seconds): a folder moved in
-    /// (`mv`) holds files written long ago, and waiting for two stats of each made a moved folder's photos
-    /// show 2.4–2.9 s after the move (the figure is 2 s) and, in between, an import that saw their old
-    /// paths gone removed them (new inodes once back).
-    public mutating func appeared(_ path: String, at now: Double, modifiedAgo: Double = 0) {
-        if modifiedAgo >= unclosedQuiet {
+    /// unless it was last modified as long before as it would be waited for (`modifiedAgo`, seconds): a folder
+    /// moved in (`mv`) holds files written long ago, and waiting for two stats of each made a moved folder's
+    /// photos show 2.4–2.9 s after the move (the figure is 2 s) and, in between, an import that saw
+    /// their old paths gone removed them (new inodes once back). `stamp`: what the walk that found it saw, the
+    /// first of the two stats (the second is then the only one waited for). `movedIn`: its folder was moved
+    /// in (`movedInQuiet`).
+    public mutating func appeared(_ path: String, at now: Double, modifiedAgo: Double = 0, stamp: FileStamp? = nil,
+                                  movedIn: Bool = false) {
+        let quiet = movedIn ? movedInQuiet : unclosedQuiet
+        if modifiedAgo >= quiet {
             finished(path, at: now)
         } else {
-            writing[path] = Writing(lastEvent: now, awaitsClose: false, seen: nil)
+            writing[path] = Writing(lastEvent: now, awaitsClose: false, seen: stamp, quiet: quiet)
             changed(at: now)
         }
     }
@@ -109,7 +120,7 @@ public struct WatchBatching: Sendable {
         if stamp == nil || stamp == entry.seen {
             finished(path, at: now)
         } else {
-            writing[path] = Writing(lastEvent: now, awaitsClose: false, seen: stamp)
+            writing[path] = Writing(lastEvent: now, awaitsClose: false, seen: stamp, quiet: entry.quiet)
         }
     }
 
@@ -127,6 +138,6 @@ public struct WatchBatching: Sendable {
     }
 
     private func statTime(_ entry: Writing) -> Double {
-        entry.lastEvent + (entry.awaitsClose ? closeTimeout : unclosedQuiet)
+        entry.lastEvent + (entry.awaitsClose ? closeTimeout : entry.quiet)
     }
 }

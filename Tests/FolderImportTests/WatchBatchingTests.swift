@@ -73,6 +73,29 @@ final class WatchBatchingTests: XCTestCase {
         XCTAssertEqual(batching.decision(at: 3.25), .importNow(deferring: []))
     }
 
+    /// With what the walk that found it saw, one more stat decides: 1 s later for a folder made in place,
+    /// 0.25 s for one moved in.
+    func testTheWalksStatIsTheFirstOfTheTwo() {
+        var batching = WatchBatching()
+        let stamp = WatchBatching.FileStamp(size: 100, mtimeNanos: 1)
+        batching.appeared("/p/new/a.jpg", at: 0, stamp: stamp)
+        batching.appeared("/p/moved/b.jpg", at: 0, modifiedAgo: 0.1, stamp: stamp, movedIn: true)
+        XCTAssertEqual(batching.filesToStat(at: 0.25), ["/p/moved/b.jpg"])
+        batching.stamped("/p/moved/b.jpg", stamp, at: 0.25)
+        XCTAssertEqual(batching.filesBeingWritten, ["/p/new/a.jpg"])
+        XCTAssertEqual(batching.filesToStat(at: 1), ["/p/new/a.jpg"])
+        batching.stamped("/p/new/a.jpg", .init(size: 150, mtimeNanos: 2), at: 1) // grew since the walk
+        XCTAssertEqual(batching.filesBeingWritten, ["/p/new/a.jpg"])
+        XCTAssertEqual(batching.filesToStat(at: 1.5), [], "judged again a second later")
+        batching.stamped("/p/new/a.jpg", .init(size: 150, mtimeNanos: 2), at: 2)
+        XCTAssertEqual(batching.filesBeingWritten, [])
+        // A folder moved in whose file is written again under the new watch waits for its close.
+        batching.appeared("/p/moved/c.jpg", at: 3, modifiedAgo: 0, stamp: stamp, movedIn: true)
+        batching.writing("/p/moved/c.jpg", at: 3.1)
+        XCTAssertEqual(batching.filesToStat(at: 3.5), [])
+        XCTAssertEqual(batching.filesBeingWritten, ["/p/moved/c.jpg"])
+    }
+
     /// A folder moved in holds files written long before: complete at once, no stats to wait for.
     func testFilesOfAFolderMovedInAreCompleteUnlessJustModified() {
         var batching = WatchBatching()
