@@ -71,7 +71,7 @@ let package = Package(
         ]),
 
         // What tests need from the machine (a package's program, root): a skip that names it, a failure under CI.
-        .target(name: "TestRequirements", path: "Tests/TestRequirements"),
+        .target(name: "TestRequirements", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/TestRequirements"),
         .testTarget(name: "OAuth1Tests", dependencies: ["OAuth1"], swiftSettings: testSettings),
         .testTarget(name: "PhotoCatalogTests", dependencies: ["PhotoCatalog", "TestRequirements"], swiftSettings: testSettings),
         .testTarget(name: "PhotoTreeTests", dependencies: ["PhotoTree", "PhotoCatalog", "FlickrOrigin"], swiftSettings: testSettings),

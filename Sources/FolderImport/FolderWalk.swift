@@ -93,7 +93,14 @@ public enum FolderWalk {
                 guard let base = raw.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
                 let length = strnlen(base, raw.count)
                 if length == 1 && base[0] == 0x2E || length == 2 && base[0] == 0x2E && base[1] == 0x2E { return nil }
-                let name = String(decoding: UnsafeRawBufferPointer(start: base, count: length), as: UTF8.self)
+                let bytes = UnsafeRawBufferPointer(start: base, count: length)
+                // A name that is not UTF-8 (Latin-1 from an old Windows or FAT disk) has no path a photo can be
+                // read at again: decoded, its bytes are replaced. Said so, not "No such file or directory".
+                guard let name = String(validating: bytes, as: UTF8.self) else {
+                    let shown = escaped(bytes)
+                    return Entry(name: shown, sortKey: shown, kind: .failed(
+                        "entry skipped: \(folder)/\(shown): its name is not UTF-8; rename it to import it", present: true))
+                }
                 var link = stat()
                 guard fstatat(folderFD, base, &link, AT_SYMLINK_NOFOLLOW) == 0 else {
                     // Gone since the listing (a file deleted during the walk) or unreadable.
@@ -129,6 +136,21 @@ public enum FolderWalk {
         }
         closedir(handle)
         entries.sort { PathOrder.precedes($0.sortKey, $1.sortKey) }
+        // Two names that are one text in two Unicode forms (NFC "café" beside NFD "café", a folder synced from a
+        // Mac beside one made here) are two files, but one name to Swift's `String` comparison, which every
+        // path dictionary of an import uses: they became one photo and the other was lost from the library.
+        // The later one is left out, with a warning.
+        var seen: [String: String] = [:]
+        for index in entries.indices {
+            if case .failed = entries[index].kind { continue }
+            let name = entries[index].name
+            guard let first = seen[name] else {
+                seen[name] = name
+                continue
+            }
+            entries[index].kind = .failed("entry skipped: \(folder)/\(name): the same name as \(first) in another "
+                                          + "Unicode form (NFC, NFD); rename one of them to import both", present: true)
+        }
         for entry in entries {
             let name = entry.name
             switch entry.kind {
@@ -161,6 +183,29 @@ public enum FolderWalk {
     /// each photo on exFAT cards and shares, which is no image.
     public static func isLeftOut(folderNamed name: String) -> Bool {
         name.hasPrefix(".") || leftOutFolders.contains(name)
+    }
+
+    /// A name's bytes for a warning: UTF-8 where it is, each other byte as \xHH.
+    static func escaped(_ bytes: UnsafeRawBufferPointer) -> String {
+        var text = ""
+        var index = 0
+        while index < bytes.count {
+            // The longest valid UTF-8 sequence starting here (1–4 bytes), else one escaped byte.
+            var taken = false
+            for length in stride(from: min(4, bytes.count - index), through: 1, by: -1) {
+                if let piece = String(validating: UnsafeRawBufferPointer(rebasing: bytes[index..<index + length]), as: UTF8.self) {
+                    text += piece
+                    index += length
+                    taken = true
+                    break
+                }
+            }
+            if !taken {
+                text += "\\x" + String(format: "%02X", bytes[index])
+                index += 1
+            }
+        }
+        return text
     }
 
     /// Hidden files: macOS's "._IMG_0001.JPG" metadata beside each photo, Android's ".pending-…" half-written.

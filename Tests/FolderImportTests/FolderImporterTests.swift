@@ -107,6 +107,30 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertEqual(try Catalog(path: library).photoDetails(seq: heic.seq)?.photographerName, "Grace")
     }
 
+    /// A name that is not UTF-8 (Latin-1 from an old disk) is skipped with a warning that says so, not "No such
+    /// file or directory"; two names that are one text in two Unicode forms (NFC, NFD) are not merged into one
+    /// photo: the second is skipped with a warning naming the first.
+    func testNamesNotUTF8AndNamesInTwoUnicodeFormsAreWarnedOf() throws {
+        let latin1 = Array((photos + "/caf").utf8) + [0xE9] + Array(".jpg".utf8)
+        let jpeg = try PhotoFixtures.jpeg(seed: 60)
+        let fd = (latin1 + [0]).withUnsafeBufferPointer { path in
+            path.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT, 0o644) }
+        }
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertEqual(jpeg.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }, jpeg.count)
+        close(fd)
+        try write("caf\u{E9}.jpg", seed: 61) // NFC
+        try write("cafe\u{301}.jpg", seed: 62) // NFD: another photo, one name to a String comparison
+        let messages = LogRecorder()
+        let catalog = try Catalog(path: library)
+        let report = try FolderImporter(catalog: catalog, roots: [photos], logger: messages.logger(), progress: nil).run()
+        XCTAssertEqual(report.counts.new, 1, "one of the two Unicode forms")
+        XCTAssertEqual(report.counts.warnings, 2)
+        XCTAssertTrue(messages.lines.contains { $0.contains("caf\\xE9.jpg: its name is not UTF-8") }, messages.lines.joined(separator: "\n"))
+        XCTAssertTrue(messages.lines.contains { $0.contains("in another Unicode form") }, messages.lines.joined(separator: "\n"))
+        XCTAssertFalse(messages.lines.contains { $0.contains("No such file") })
+    }
+
     /// A PNG's EXIF is its `eXIf` chunk, where exiftool writes it: its date, place and title are read.
     func testAPngsExifIsRead() throws {
         let path = photos + "/screenshot.png"

@@ -4,6 +4,7 @@
 import FlickrOrigin
 import Logging
 @testable import PhotoContent
+import TestRequirements
 import XCTest
 
 final class PartialDownloadTests: XCTestCase {

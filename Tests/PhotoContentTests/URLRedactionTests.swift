@@ -2,6 +2,7 @@
 import FlickrOrigin
 import Logging
 @testable import PhotoContent
+import TestRequirements
 import XCTest
 
 final class URLRedactionTests: XCTestCase {

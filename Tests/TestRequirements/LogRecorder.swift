@@ -2,21 +2,23 @@
 import Foundation
 import Logging
 
-final class LogRecorder: @unchecked Sendable {
+public final class LogRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var recorded: [String] = []
 
+    public init() {}
+
     /// A logger at `trace` level writing into this recorder.
-    func logger(label: String = "test") -> Logger {
+    public func logger(label: String = "test") -> Logger {
         var logger = Logger(label: label) { _ in Handler(recorder: self) }
         logger.logLevel = .trace
         return logger
     }
 
     /// Every line so far, as "<level> <message> <metadata key=value ...>".
-    var lines: [String] { lock.lock(); defer { lock.unlock() }; return recorded }
+    public var lines: [String] { lock.lock(); defer { lock.unlock() }; return recorded }
 
-    func count(containing text: String) -> Int { lines.filter { $0.contains(text) }.count }
+    public func count(containing text: String) -> Int { lines.filter { $0.contains(text) }.count }
 
     fileprivate func append(_ line: String) { lock.lock(); recorded.append(line); lock.unlock() }
 
