@@ -55,7 +55,7 @@ public enum FolderWalk {
             }
             closedir(handle)
             result.walkedRoots.insert(root)
-            walkFolder(root, root: root, into: &result)
+            walkFolder(root, root: root, othersMayEnter: othersMayEnter(root), into: &result)
         }
         return result
     }
@@ -73,10 +73,26 @@ public enum FolderWalk {
         var inode: UInt64 = 0
         var size: Int64 = 0
         var mtimeNanos: Int64 = 0
+        /// A file: others may read it; a folder: others may pass through it (each on its own mode alone).
         var readableByOthers = false
     }
 
-    private static func walkFolder(_ folder: String, root: String, into result: inout FolderWalkResult) {
+    /// Whether users other than the owner may reach what is inside `folder`: it and every folder above it let
+    /// others through (the x bit for others). A file readable by all inside a 0700 home folder is not readable
+    /// by others, and a mount with `allow_other` must not show it 0444.
+    public static func othersMayEnter(_ folder: String) -> Bool {
+        var path = folder
+        while true {
+            var info = stat()
+            guard stat(path.isEmpty ? "/" : path, &info) == 0, info.st_mode & S_IXOTH != 0 else { return false }
+            guard !path.isEmpty, let slash = path.lastIndex(of: "/") else { return true }
+            path = String(path[..<slash])
+        }
+    }
+
+    /// `othersMayEnter`: whether other users may reach `folder` (`othersMayEnter(_:)`), so whether a file in it
+    /// readable by them on its own is.
+    private static func walkFolder(_ folder: String, root: String, othersMayEnter: Bool, into result: inout FolderWalkResult) {
         guard let handle = opendir(folder) else {
             let gone = isGone(errno)
             result.warnings.append("folder skipped: \(folder): \(lastError(or: "cannot be read"))"
@@ -120,14 +136,14 @@ public enum FolderWalk {
                 }
                 switch info.st_mode & S_IFMT {
                 case S_IFDIR:
-                    return Entry(name: name, sortKey: name + "/", kind: .folder)
+                    return Entry(name: name, sortKey: name + "/", kind: .folder, readableByOthers: info.st_mode & S_IXOTH != 0)
                 case S_IFREG:
                     return Entry(
                         name: name, sortKey: name, kind: .file, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
                         size: Int64(info.st_size),
                         mtimeNanos: Int64(info.st_mtim.tv_sec).multipliedReportingOverflow(by: 1_000_000_000).partialValue
                             &+ Int64(info.st_mtim.tv_nsec),
-                        readableByOthers: info.st_mode & S_IROTH != 0)
+                        readableByOthers: othersMayEnter && info.st_mode & S_IROTH != 0)
                 default:
                     return Entry(name: name, sortKey: name, kind: .special) // sockets, pipes, devices
                 }
@@ -160,7 +176,10 @@ public enum FolderWalk {
             case .linkToFolder:
                 continue
             case .folder:
-                if !isLeftOut(folderNamed: name) { walkFolder(folder + "/" + name, root: root, into: &result) }
+                if !isLeftOut(folderNamed: name) {
+                    walkFolder(folder + "/" + name, root: root, othersMayEnter: othersMayEnter && entry.readableByOthers,
+                               into: &result)
+                }
             case .special:
                 result.skipped[root, default: [:]][.other, default: 0] += 1
             case .file:

@@ -131,6 +131,23 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertFalse(messages.lines.contains { $0.contains("No such file") })
     }
 
+    /// A file is public (0444 in a mount that allows others) only when others may read it where it is: readable
+    /// by them, in folders they may pass through, up to /.
+    func testAFileInAFolderOthersCannotEnterIsPrivate() throws {
+        try FileManager.default.createDirectory(atPath: photos + "/private", withIntermediateDirectories: true)
+        try write("trip/open.jpg", seed: 63, tags: ["-ImageDescription=Open"])
+        try write("private/closed.jpg", seed: 64, tags: ["-ImageDescription=Closed"])
+        try write("unreadable.jpg", seed: 65, tags: ["-ImageDescription=Unreadable"])
+        XCTAssertEqual(chmod(photos + "/private", 0o700), 0)
+        XCTAssertEqual(chmod(photos + "/unreadable.jpg", 0o600), 0)
+        try importFolder()
+        XCTAssertEqual(try photo(titled: "Open")?.visibility.isPublic, true)
+        XCTAssertEqual(try photo(titled: "Closed")?.visibility.isPublic, false, "a 0644 file in a 0700 folder")
+        XCTAssertEqual(try photo(titled: "Unreadable")?.visibility.isPublic, false)
+        XCTAssertFalse(FolderWalk.othersMayEnter(photos + "/private"))
+        XCTAssertTrue(FolderWalk.othersMayEnter("/"))
+    }
+
     /// A PNG's EXIF is its `eXIf` chunk, where exiftool writes it: its date, place and title are read.
     func testAPngsExifIsRead() throws {
         let path = photos + "/screenshot.png"
