@@ -393,18 +393,24 @@ enum EventBoundaries {
             prefix[position + 1] = prefix[position] + (inRhythm ? logs[position] : 0)
             kept[position + 1] = kept[position] + (inRhythm ? 1 : 0)
         }
-        // The nearest geotagged photo at or before each position, and at or after it.
-        var lastGeotagged = [Int](repeating: -1, count: times.count)
-        var nextGeotagged = [Int](repeating: -1, count: times.count)
-        var latest = -1
+        // A jump of more than `maximumJumpMeters` between consecutive geotagged photos is one boundary, at the
+        // longest gap between them (of `minimumGap` or more), unless time already splits them there (a gap
+        // over `maximumGap`, a settled event). Each gap between them was one: a drive from Porto to Lisbon
+        // with a camera without GPS between a phone's photos at each end made an event of every photo of the
+        // drive that came 30 minutes or more after the one before.
+        var jumps = Set<Int>()
+        var previousGeotagged: Int?
         for position in times.indices {
-            if coordinates[position] != nil { latest = position }
-            lastGeotagged[position] = latest
-        }
-        latest = -1
-        for position in times.indices.reversed() {
-            if coordinates[position] != nil { latest = position }
-            nextGeotagged[position] = latest
+            guard let here = coordinates[position] else { continue }
+            defer { previousGeotagged = position }
+            guard let from = previousGeotagged, let there = coordinates[from],
+                  EventPlaces.distanceMeters(there, here) > rules.maximumJumpMeters else { continue }
+            let between = from..<position
+            let gap = { (gapPosition: Int) in times[gapPosition + 1] - times[gapPosition] }
+            guard !between.contains(where: { gap($0) > rules.maximumGap || barrier(times[$0], times[$0 + 1]) }),
+                  let longest = between.filter({ gap($0) >= rules.minimumGap }).max(by: { gap($0) < gap($1) })
+            else { continue }
+            jumps.insert(longest)
         }
         let threshold = Foundation.log(max(rules.gapRatio, 1))
         let window = max(0, rules.window)
@@ -414,12 +420,7 @@ enum EventBoundaries {
             let gap = after - before
             if gap > rules.maximumGap || barrier(before, after) { kinds[position] = .hard; continue }
             if gap < rules.minimumGap { continue }
-            let from = lastGeotagged[position], to = nextGeotagged[position + 1]
-            if from >= 0, to >= 0, let a = coordinates[from], let b = coordinates[to],
-               EventPlaces.distanceMeters(a, b) > rules.maximumJumpMeters {
-                kinds[position] = .hard
-                continue
-            }
+            if jumps.contains(position) { kinds[position] = .hard; continue }
             // A night (`rhythmGap` or more) is always a soft boundary: the trip rule joins nights away, a night
             // at home ends an event, and single photos a day apart are joined into one run (`joinTinyPieces`).
             if gap >= rules.rhythmGap { kinds[position] = .soft; continue }

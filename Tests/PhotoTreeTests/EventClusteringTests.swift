@@ -310,6 +310,19 @@ final class EventClusteringTests: XCTestCase {
         }
     }
 
+    /// Photos without GPS between two geotagged places far apart (a camera without GPS on a drive, a phone's
+    /// photos at each end): one boundary for the jump, at the longest gap, not one at every gap of the drive.
+    func testAJumpWithPhotosWithoutAPlaceBetweenIsOneBoundary() {
+        var library = Library()
+        library.burst(from: Self.at(2024, 10, 10, 8), to: Self.at(2024, 10, 10, 9), every: 300, place: "Porto", at: Self.porto)
+        for hour in [10, 11, 12, 13] { library.add(Self.at(2024, 10, 10, hour), place: nil) }
+        library.burst(from: Self.at(2024, 10, 10, 14, 30), to: Self.at(2024, 10, 10, 16), every: 300, place: "Lisbon", at: Self.lisbon)
+        let events = EventClustering.cluster(library.photos, stored: [], now: 0).events
+        XCTAssertEqual(events.count, 2, events.map(\.name).joined(separator: ", "))
+        XCTAssertEqual(events.map(\.places), [["Porto"], ["Lisbon"]])
+        XCTAssertEqual(events.last?.firstAt, Self.at(2024, 10, 10, 14, 30), "the 90-minute gap before Lisbon is the boundary")
+    }
+
     func testTinyPiecesJoinTheNearerNeighbour() {
         var library = Library()
         library.burst(from: Self.at(2019, 4, 1, 9), to: Self.at(2019, 4, 1, 10), every: 60, place: nil)
