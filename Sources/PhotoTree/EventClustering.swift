@@ -7,7 +7,9 @@ import PhotoCatalog
 public struct EventRules: Sendable {
     /// Never a boundary below 30 minutes: a pause in one outing (the issue's hard guard).
     public var minimumGap: Int64 = 30 * 60
-    /// Always a boundary above 24 hours: a day without photos ends any event (Nextcloud Journeys' rule).
+    /// Always a boundary above 24 hours: a day without photos ends any event (Nextcloud Journeys' rule). Between
+    /// photos on consecutive days it is no boundary for a run of one or two photos at a time
+    /// (`EventBoundaries.Kind.nextDay`).
     public var maximumGap: Int64 = 24 * 3600
     /// Always a boundary when consecutive geotagged photos are more than 50 km apart (Journeys' rule), unless
     /// they are under `minimumGap` apart (a wrong GPS fix would otherwise cut a burst in three).
@@ -297,7 +299,7 @@ public enum EventClustering {
         return result
     }
 
-    /// Consecutive pieces of fewer than `minimum` photos across soft boundaries are one run; a piece still that
+    /// Consecutive pieces of fewer than `minimum` photos across soft boundaries (and `nextDay` ones) are one run; a piece still that
     /// small joins the neighbour nearer in time across a soft boundary shorter than `near` (the earlier one on a
     /// tie); otherwise it stays alone. One pass: a piece joined forward is carried into the next.
     private static func joinTinyPieces(_ pieces: [Piece], times: [Int64], minimum: Int, near: Int64) -> [Piece] {
@@ -310,7 +312,7 @@ public enum EventClustering {
         // "2019-09-07–08 Bologna").
         var runs: [Piece] = []
         for piece in pieces {
-            if piece.members.count < minimum, piece.before == .soft, let last = runs.last,
+            if piece.members.count < minimum, piece.before == .soft || piece.before == .nextDay, let last = runs.last,
                last.members.count < minimum || last.isRunOfTiny {
                 runs[runs.count - 1].members += piece.members
                 runs[runs.count - 1].isRunOfTiny = true
@@ -366,7 +368,12 @@ public enum EventClustering {
 
 /// Where one event ends and the next begins, between consecutive photos in time order.
 enum EventBoundaries {
-    enum Kind: Equatable { case none, soft, hard }
+    /// `nextDay`: more than `maximumGap` between photos on consecutive days of the camera's clock. A hard
+    /// boundary but for runs of tiny pieces (`joinTinyPieces`): a photo every evening at 19:00 ± 40 minutes
+    /// for a month was 20 events of 31 photos, a new one each time a photo came a few minutes later than the
+    /// day before, where acceptance asks for "photos spread over a month" as one (the rule's own words: "a day
+    /// without photos ends any event"). A trip, a burst, a place are split there as before.
+    enum Kind: Equatable { case none, soft, nextDay, hard }
 
     /// One kind per gap (`photos.count - 1` of them): hard above `maximumGap`, across a settled event
     /// (`barrier`) or a jump over `maximumJumpMeters`; none under `minimumGap`; soft from `rhythmGap` (a night)
@@ -376,6 +383,13 @@ enum EventBoundaries {
                      barrier: (Int64, Int64) -> Bool) -> [Kind] {
         let gapCount = max(0, times.count - 1)
         guard gapCount > 0 else { return [] }
+        // Days of the camera's clock (times are its wall clock read as UTC), floored for times before 1970.
+        func day(_ time: Int64) -> Int64 { time >= 0 ? time / 86_400 : (time + 1) / 86_400 - 1 }
+        /// Time alone splits these two: more than `maximumGap` apart on days not next to each other, or across a
+        /// settled event.
+        func splitByTime(_ before: Int64, _ after: Int64) -> Bool {
+            (after - before > rules.maximumGap && day(after) - day(before) != 1) || barrier(before, after)
+        }
         var logs = [Double](repeating: 0, count: gapCount)
         for position in 0..<gapCount {
             // Times are clamped to years 1–9999, so the difference fits easily; a gap under a second counts as one.
@@ -407,7 +421,7 @@ enum EventBoundaries {
                   EventPlaces.distanceMeters(there, here) > rules.maximumJumpMeters else { continue }
             let between = from..<position
             let gap = { (gapPosition: Int) in times[gapPosition + 1] - times[gapPosition] }
-            guard !between.contains(where: { gap($0) > rules.maximumGap || barrier(times[$0], times[$0 + 1]) }),
+            guard !between.contains(where: { splitByTime(times[$0], times[$0 + 1]) }),
                   let longest = between.filter({ gap($0) >= rules.minimumGap }).max(by: { gap($0) < gap($1) })
             else { continue }
             jumps.insert(longest)
@@ -418,9 +432,9 @@ enum EventBoundaries {
         for position in 0..<gapCount {
             let before = times[position], after = times[position + 1]
             let gap = after - before
-            if gap > rules.maximumGap || barrier(before, after) { kinds[position] = .hard; continue }
+            if splitByTime(before, after) || jumps.contains(position) { kinds[position] = .hard; continue }
+            if gap > rules.maximumGap { kinds[position] = .nextDay; continue }
             if gap < rules.minimumGap { continue }
-            if jumps.contains(position) { kinds[position] = .hard; continue }
             // A night (`rhythmGap` or more) is always a soft boundary: the trip rule joins nights away, a night
             // at home ends an event, and single photos a day apart are joined into one run (`joinTinyPieces`).
             if gap >= rules.rhythmGap { kinds[position] = .soft; continue }

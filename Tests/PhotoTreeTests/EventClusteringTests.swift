@@ -1,5 +1,6 @@
 // Event clustering: one event per burst, names across days and months, settled events that never change,
 // hostile times, and the time 100,000 photos take (printed, not asserted).
+import FlickrOrigin
 import Foundation
 import PhotoCatalog
 @testable import PhotoTree
@@ -285,9 +286,16 @@ final class EventClusteringTests: XCTestCase {
     }
 
     func testHardGuards() {
-        // Evenly spaced photos 24 h + 1 s apart: PhotoTOC would see nothing standing out; the 24-hour rule splits.
+        // Bursts more than 24 h apart on consecutive days: PhotoTOC would see nothing standing out; the 24-hour
+        // rule splits. So it does single photos with a day without photos between them.
         var library = Library()
-        for day in 0..<5 { library.add(Self.at(2019, 1, 1) + Int64(day) * (86_400 + 1), place: nil) }
+        for day in 0..<5 {
+            let start = Self.at(2019, 1, 1, 10) + Int64(day) * (86_400 + 3_600)
+            library.burst(from: start, to: start + 1_200, every: 600, place: nil)
+        }
+        XCTAssertEqual(EventClustering.cluster(library.photos, stored: [], now: 0).events.count, 5)
+        library = Library()
+        for day in 0..<5 { library.add(Self.at(2019, 1, 1) + Int64(day) * 2 * 86_400, place: nil) }
         XCTAssertEqual(EventClustering.cluster(library.photos, stored: [], now: 0).events.count, 5)
 
         // 29-minute pauses amid seconds-apart photos: never split below 30 minutes.
@@ -321,6 +329,23 @@ final class EventClusteringTests: XCTestCase {
         XCTAssertEqual(events.count, 2, events.map(\.name).joined(separator: ", "))
         XCTAssertEqual(events.map(\.places), [["Porto"], ["Lisbon"]])
         XCTAssertEqual(events.last?.firstAt, Self.at(2024, 10, 10, 14, 30), "the 90-minute gap before Lisbon is the boundary")
+    }
+
+    /// Acceptance 1's "photos spread over a month", as people take them: one photo every evening at 19:00
+    /// give or take 40 minutes, so about half the gaps are over 24 hours. One event, as if each came exactly a
+    /// day after the one before; a day without a photo ends it.
+    func testAPhotoEveryEveningForAMonthIsOneEvent() {
+        var library = Library()
+        var generator = SeededGenerator(seed: 7)
+        for day in 1...31 {
+            let minutes = Int64(generator.next() % 81) - 40
+            library.add(Self.at(2025, 3, day, 19) + minutes * 60, place: "Lisbon", at: Self.lisbon)
+        }
+        var events = EventClustering.cluster(library.photos, stored: [], now: 0).events
+        XCTAssertEqual(events.map(\.name), ["2025-03-01–31 Lisbon"])
+        library.photos.removeAll { $0.time >= Self.at(2025, 3, 15) && $0.time < Self.at(2025, 3, 16) }
+        events = EventClustering.cluster(library.photos, stored: [], now: 0).events
+        XCTAssertEqual(events.map(\.name), ["2025-03-01–14 Lisbon", "2025-03-16–31 Lisbon"], "a day without a photo")
     }
 
     func testTinyPiecesJoinTheNearerNeighbour() {
