@@ -59,7 +59,11 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
 
     private init?(validName name: String) {
         guard let last = name.unicodeScalars.last, !last.properties.isWhitespace else { return nil }
-        let words = name.split(whereSeparator: { $0.unicodeScalars.allSatisfy { $0.properties.isWhitespace } })
+        // Compatibility forms folded (NFKC) as the words are read: a Japanese input method types Latin letters
+        // full width ("Ｐｏｒｔｏ") and may give half-width katakana ("ﾀﾜｰ"), which found nothing; the index
+        // holds them as people usually write them. The name stays as it was looked up.
+        let words = name.precomposedStringWithCompatibilityMapping
+            .split(whereSeparator: { $0.unicodeScalars.allSatisfy { $0.properties.isWhitespace } })
             .map(String.init)
         var terms: [Term] = []
         // A field written apart from its word ("year: 2019", "place: lisbon") limits the next word; alone at the

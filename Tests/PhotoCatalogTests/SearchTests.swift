@@ -104,6 +104,8 @@ final class SearchIndexTests: XCTestCase {
         XCTAssertEqual(try search("place:東京"), ["4"])
         XCTAssertEqual(try search("夜景 tower"), [], "every word must match")
         XCTAssertEqual(try search("東京タワーの"), ["4"])
+        XCTAssertEqual(try search("Ｂｅｌｅｍ"), ["3"], "full-width Latin, as a Japanese input method types it")
+        XCTAssertEqual(try search("ﾀﾜｰ"), ["4"], "half-width katakana")
     }
 
     func testTheIndexFollowsEveryWrite() throws {
