@@ -23,7 +23,8 @@ public final class FolderWatcher {
     private var movedAway: [UInt32: String] = [:]
     static let rootRetry = 5.0
     static let retryAfterFailure = 5.0
-    /// IN_CLOSE_WRITE ends a write; IN_CREATE/IN_MODIFY start one; moves, deletions and attribute changes
+    /// IN_CLOSE_WRITE ends a write; IN_MODIFY starts one; IN_CREATE a wait for the size to settle (a link is
+    /// never written to); moves, deletions and attribute changes
     /// (a chmod changes who may read a photo; a touch its mtime) need an import; *_SELF say a folder went.
     static let mask: UInt32 = UInt32(IN_CLOSE_WRITE | IN_CREATE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE
         | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR) | dontFollow
@@ -142,7 +143,20 @@ public final class FolderWatcher {
         guard !FolderWalk.isLeftOut(fileNamed: name), ImageFileKind.fromName(name).isImage else { return }
         if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE) != 0 {
             batching.finished(path, at: current)
-        } else if mask & UInt32(IN_CREATE | IN_MODIFY) != 0 {
+        } else if mask & UInt32(IN_CREATE) != 0 {
+            // A link (`ln -s`, `ln`) is made whole and never written: no close comes, and waiting for one held a
+            // new link 30 s (`closeTimeout`). A symbolic link is complete; any other new file is judged by its
+            // size from now on, unless a write follows (then its close is waited for).
+            var info = stat()
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+                batching.finished(path, at: current)
+            } else {
+                batching.created(path, at: current, stamp: stat(path, &info) == 0
+                    ? WatchBatching.FileStamp(size: Int64(info.st_size),
+                                              mtimeNanos: Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec))
+                    : nil)
+            }
+        } else if mask & UInt32(IN_MODIFY) != 0 {
             batching.writing(path, at: current)
         } else {
             batching.changed(at: current)

@@ -15,7 +15,8 @@ import Foundation
 ///   in a folder that appeared with files already in it (their events came before its watch) is judged by
 ///   size, done once a stat `unclosedQuiet` (1 s) after the walk that found it agrees with it (or at once when
 ///   it was last modified longer ago than that); in a folder moved in (`mv`), `movedInQuiet` (0.25 s) after; a
-///   writer that holds a file open without writing for `closeTimeout` (30 s) is judged the same way.
+///   file created and not written to (a hard link) 1 s after it was made; a writer that holds a file open
+///   without writing for `closeTimeout` (30 s) the same way.
 public struct WatchBatching: Sendable {
     public var quiet: Double = 0.25
     public var longest: Double = 5
@@ -68,7 +69,14 @@ public struct WatchBatching: Sendable {
         if firstPending == nil { firstPending = now }
     }
 
-    /// A file was created or written to (IN_CREATE, IN_MODIFY): deferred until it is closed.
+    /// A file was created (IN_CREATE, not a symbolic link): deferred until its size and mtime, as `stamp` saw
+    /// them, hold for `unclosedQuiet`, or, once written to (`writing`), until it is closed. A hard link is
+    /// never written; a writer's first write comes at once.
+    public mutating func created(_ path: String, at now: Double, stamp: FileStamp?) {
+        writing[path] = Writing(lastEvent: now, awaitsClose: false, seen: stamp, quiet: unclosedQuiet)
+    }
+
+    /// A file was written to (IN_MODIFY): deferred until it is closed.
     public mutating func writing(_ path: String, at now: Double) {
         writing[path] = Writing(lastEvent: now, awaitsClose: true, seen: nil, quiet: unclosedQuiet)
     }

@@ -96,6 +96,20 @@ final class WatchBatchingTests: XCTestCase {
         XCTAssertEqual(batching.filesBeingWritten, ["/p/moved/c.jpg"])
     }
 
+    /// A file created and never written to (a hard link) is judged by its size a second after it was made; one
+    /// written to after its creation waits for its close.
+    func testAFileCreatedWithoutWritesIsJudgedBySize() {
+        var batching = WatchBatching()
+        let stamp = WatchBatching.FileStamp(size: 100, mtimeNanos: 1)
+        batching.created("/p/link.jpg", at: 0, stamp: stamp)
+        batching.created("/p/written.jpg", at: 0, stamp: .init(size: 0, mtimeNanos: 1))
+        batching.writing("/p/written.jpg", at: 0.01)
+        XCTAssertEqual(batching.decision(at: 0.5), .wait(until: 1), "no import for a creation alone")
+        XCTAssertEqual(batching.filesToStat(at: 1), ["/p/link.jpg"])
+        batching.stamped("/p/link.jpg", stamp, at: 1)
+        XCTAssertEqual(batching.decision(at: 1.25), .importNow(deferring: ["/p/written.jpg"]))
+    }
+
     /// A folder moved in holds files written long before: complete at once, no stats to wait for.
     func testFilesOfAFolderMovedInAreCompleteUnlessJustModified() {
         var batching = WatchBatching()
