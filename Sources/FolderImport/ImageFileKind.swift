@@ -28,14 +28,14 @@ public enum ImageFileKind: String, Equatable, Sendable, CaseIterable {
         "rwl", "3fr", "iiq", "x3f", "mrw", "kdc", "dcr", "erf", "mef", "mos",
     ]
 
-    /// The kind a file name claims: `.jpg`, `.jpeg`, `.jpe` (any case) are JPEG, `.png` PNG, `.heic`, `.heif`,
+    /// The kind a file name claims: `.jpg`, `.jpeg`, `.jpe`, `.jfif` (any case) are JPEG, `.png` PNG, `.heic`, `.heif`,
     /// `.hif` HEIC.
     public static func fromName(_ name: String) -> ImageFileKind {
         if let kind = commonImage(name.utf8) { return kind }
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return .other }
         let ext = name[name.index(after: dot)...].lowercased()
         switch ext {
-        case "jpg", "jpeg", "jpe": return .jpeg
+        case "jpg", "jpeg", "jpe", "jfif": return .jpeg
         case "png": return .png
         case "heic", "heif", "hif": return .heic
         default:

@@ -82,7 +82,8 @@ public enum PhotoMetadataRules {
         "nikon digital camera", "pentax digital camera", "ricoh digital camera", "hp digital camera",
         "casio digital camera", "exif_jpeg_picture", "exif jpeg picture", "lead technologies inc. v1.01",
         "default", "untitled", "image", "picture", "photo", "camera", "dsc", "dcim", "my beautiful picture",
-        "jpeg image", "imagedescription", "description",
+        "jpeg image", "imagedescription", "description", "samsung camera pictures", "samsung", "huawei", "xiaomi",
+        "oppo", "vivo", "lg electronics", "motorola", "sony", "canon", "nikon", "fujifilm", "leica camera ag",
     ]
 
     public static func metadata(exif: ExifFields, fileName: String, modifiedWallClock: Int64?, now: Int64,
@@ -124,7 +125,12 @@ public enum PhotoMetadataRules {
     /// The EXIF description when it says something: not blank, not a camera's placeholder.
     public static func meaningfulDescription(_ text: String?) -> String? {
         guard let clean = cleanText(text) else { return nil }
-        return placeholderDescriptions.contains(clean.lowercased()) ? nil : clean
+        let lowered = clean.lowercased()
+        // A file name or path without spaces (DJI drones write "DCIM\100MEDIA\DJI_0001.JPG"): the file's own
+        // name is the title, not "IMG_1234.JPG.jpg".
+        let looksLikeFileName = !lowered.contains(" ")
+            && [".jpg", ".jpeg", ".png", ".heic", ".heif", ".dng", ".tif", ".tiff"].contains { lowered.hasSuffix($0) }
+        return placeholderDescriptions.contains(lowered) || looksLikeFileName ? nil : clean
     }
 
     /// The file name without its last extension ("IMG_1234.JPG" → "IMG_1234"; ".jpg" stays ".jpg").
@@ -191,7 +197,7 @@ public enum PhotoMetadataRules {
     }
 
     /// What a file's EXIF held that the import could not use, one phrase each ("DateTimeOriginal
-    /// \"2019:13:45 10:00:00\" is not a date"): each becomes a warning naming the file, and the photo imports
+    /// \"2019:13:45 10:00:00\" is not a valid date, …"): each becomes a warning naming the file, and the photo imports
     /// without it (the next date in the fallback order, no place, a cut text). A camera's "no value" — blank,
     /// or a date of zeros — is not worth one.
     public static func unusableValues(_ exif: ExifFields, now: Int64) -> [String] {
@@ -200,7 +206,7 @@ public enum PhotoMetadataRules {
         for (name, text) in [("DateTimeOriginal", exif.dateTimeOriginal), ("DateTimeDigitized", exif.dateTimeDigitized),
                              ("DateTime", exif.dateTime)] {
             guard let text, !isNoValue(text), CaptureDateRules.exifDate(text, latestYear: latest) == nil else { continue }
-            found.append("\(name) \(shown(text)) is not a date between 1826 and \(latest)")
+            found.append("\(name) \(shown(text)) is not a valid date, or not between 1826 and \(latest)")
         }
         for (name, text) in [("OffsetTimeOriginal", exif.offsetTimeOriginal), ("OffsetTimeDigitized", exif.offsetTimeDigitized),
                              ("OffsetTime", exif.offsetTime)] {

@@ -379,8 +379,9 @@ public enum MomentRange {
         let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         let days = era * 146_097 + dayOfEra - 719_468
-        // A leap second (":60") on 9999-12-31 would step past `latest`; clamp keeps it in range.
-        return clamp(days * 86_400 + Int64(hour) * 3600 + Int64(minute) * 60 + Int64(second))
+        // A leap second (":60") is the second before it: no camera clock shows one, and counted as the next
+        // second it moved a photo of 23:59:60 on New Year's Eve into the next day and year.
+        return clamp(days * 86_400 + Int64(hour) * 3600 + Int64(minute) * 60 + Int64(min(second, 59)))
     }
 
     /// "2024-07-14 09:30:12", the catalog's date-taken text, of seconds read as the camera's wall clock.

@@ -36,6 +36,9 @@ final class CaptureDateTests: XCTestCase {
     }
 
     func testFileNameDates() {
+        // A leap second stays in its minute, day and year (as the second before it).
+        XCTAssertEqual(CaptureDateRules.fileNameDate("2016-12-31 23.59.60.jpg", latestYear: 2030),
+                       MomentRange.seconds(year: 2016, month: 12, day: 31, hour: 23, minute: 59, second: 59))
         let expected = seconds(2024, 7, 14, 9, 30, 12)
         for name in ["IMG_20240714_093012.jpg", "PXL_20240714_093012345.jpg", "2024-07-14 09.30.12.jpg",
                      "20240714_093012.jpg", "VID-20240714-093012.jpg", "Screenshot_2024-07-14-09-30-12.png"] {

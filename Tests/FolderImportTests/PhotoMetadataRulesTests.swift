@@ -31,12 +31,15 @@ final class PhotoMetadataRulesTests: XCTestCase {
                                         headerSize: nil).title
         }
         XCTAssertEqual(title(), "IMG_1234")
-        for placeholder in ["OLYMPUS DIGITAL CAMERA", "  SONY DSC  ", "", "   ", "\u{0}\u{0}", "Exif_JPEG_PICTURE"] {
+        for placeholder in ["OLYMPUS DIGITAL CAMERA", "  SONY DSC  ", "", "   ", "\u{0}\u{0}", "Exif_JPEG_PICTURE",
+                            "SAMSUNG CAMERA PICTURES", "HUAWEI", "IMG_1234.JPG", "DCIM\\100MEDIA\\DJI_0001.JPG"] {
             exif.imageDescription = placeholder
             XCTAssertEqual(title(), "IMG_1234", placeholder)
         }
         exif.imageDescription = "Harbour at dawn"
         XCTAssertEqual(title(), "Harbour at dawn")
+        exif.imageDescription = "Scan of photo.jpg"
+        XCTAssertEqual(title(), "Scan of photo.jpg", "words, not a file name")
         XCTAssertEqual(PhotoMetadataRules.titleFromFileName(".jpg"), ".jpg")
         XCTAssertEqual(PhotoMetadataRules.titleFromFileName("a.b.heic"), "a.b")
     }
@@ -118,7 +121,7 @@ final class PhotoMetadataRulesTests: XCTestCase {
         exif.blockBytes = 1_200_000
         let found = PhotoMetadataRules.unusableValues(exif, now: now)
         XCTAssertEqual(found.count, 6, "\(found)")
-        XCTAssertTrue(found[0].hasPrefix("DateTimeOriginal \"2019:13:45 10:00:00\" is not a date"), found[0])
+        XCTAssertTrue(found[0].hasPrefix("DateTimeOriginal \"2019:13:45 10:00:00\" is not a valid date"), found[0])
         XCTAssertTrue(found[1].hasPrefix("DateTimeDigitized \"9999:01:01 00:00:00\""), found[1])
         XCTAssertTrue(found[2].hasPrefix("OffsetTimeOriginal \"+99:00\" is not a time zone offset"), found[2])
         XCTAssertTrue(found[3].hasPrefix("GPS position (latitude 95 0 0 \"N\", longitude 9 8 0 \"W\")"), found[3])
