@@ -180,7 +180,8 @@ public enum FileReconciliation {
                 sets = byFull.keys.sorted().compactMap { byFull[$0] }.filter { $0.count > 1 }
             }
             for set in sets {
-                duplicateFiles += set.count - 1
+                // Only sets with a file of the walked folders: another folder's own copies are its news.
+                if set.contains(where: { !entries[$0].isOther }) { duplicateFiles += set.count - 1 }
                 // One photo: the id held before by any of them (the smallest, so the choice is the same every
                 // run); a file of another folder keeps its photo, so its id wins.
                 let otherIDs = set.filter { entries[$0].isOther }.map { entries[$0].photoID }

@@ -29,10 +29,13 @@ extension FileReconciliation {
             representative[id] = shown
         }
         // Files sharing a photo are identical (an import made them one photo, and none changed since), so the
-        // duplicates are the files beyond the first of each photo, counting other folders' files as `resolve` does.
+        // duplicates are the files beyond the first of each photo these folders hold, counting other folders'
+        // files as `resolve` does.
         var perPhoto: [String: Int] = [:]
         for file in files { perPhoto[file.photoID, default: 0] += 1 }
-        for other in others where !other.partialHash.isEmpty { perPhoto[other.photoID, default: 0] += 1 }
+        for other in others where !other.partialHash.isEmpty && perPhoto[other.photoID] != nil {
+            perPhoto[other.photoID, default: 0] += 1
+        }
         let duplicates = perPhoto.values.reduce(0) { $0 + $1 - 1 }
         return Resolution(files: files, changes: changes, removedPhotoIDs: [], duplicateFiles: duplicates,
                           representative: representative, photosToWrite: [])

@@ -33,8 +33,8 @@ public enum UnchangedReimport {
         }
         guard next == walked.count else { return nil } // a new file
         // Files sharing a photo are identical (an import made them one photo, and none changed since): the
-        // duplicates are the files beyond the first of each photo, counting other folders' files with a hash,
-        // as the full reconciliation does.
+        // duplicates are the files beyond the first of each photo a walked file holds, counting other folders'
+        // files with a hash, as the full reconciliation does.
         var perPhoto: [String: (walked: Int, counted: Int)] = [:]
         for shared in stats.sharedFiles {
             let inWalk = shared.root.map { isWalked.indices.contains($0) && isWalked[$0] } ?? false
@@ -44,7 +44,7 @@ public enum UnchangedReimport {
         }
         var duplicates = 0
         var heldPhotos = walked.count
-        for (_, counts) in perPhoto {
+        for (_, counts) in perPhoto where counts.walked > 0 {
             duplicates += counts.counted - 1
             if counts.walked > 1 { heldPhotos -= counts.walked - 1 }
         }

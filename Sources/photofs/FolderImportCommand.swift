@@ -113,11 +113,8 @@ struct FolderImportCommand: ParsableCommand {
             let importer = FolderImporter(catalog: catalog, roots: roots, logger: logger, progress: first ? progress : nil,
                                           cities: loadCities, deferred: deferring)
             let report = try importer.run { ImportEvents.settleAged(catalog, logger: logger) }
-            let counts = report.counts
-            if first || counts.new + counts.edited + counts.renamedOrMoved + counts.removed > 0 {
+            if first || FolderImportCommand.changedSomething(report) {
                 ImportEvents.settle(catalog, logger: logger)
-            }
-            if first || counts.new + counts.edited + counts.renamedOrMoved + counts.removed > 0 {
                 print(FolderImportCommand.describe(report))
                 fflush(stdout)
             }
@@ -126,11 +123,19 @@ struct FolderImportCommand: ParsableCommand {
         }
     }
 
+    /// Whether an import changed a file's photo or a photo: a file new, edited, moved or gone, or a photo
+    /// written (shown from another of its files once the one it was shown from is gone).
+    static func changedSomething(_ report: FolderImportReport) -> Bool {
+        let counts = report.counts
+        return counts.new + counts.edited + counts.renamedOrMoved + counts.removed + report.written.added
+            + report.written.updated > 0
+    }
+
     static func describe(_ report: FolderImportReport) -> String {
         let counts = report.counts
         var lines = ["\(counts.imageFiles) image file(s) in \(report.roots.count) folder(s): \(counts.new) new, "
             + "\(counts.unchanged) unchanged, \(counts.edited) edited, \(counts.renamedOrMoved) renamed or moved"]
-        if counts.new + counts.edited + counts.renamedOrMoved + counts.removed == 0 { lines.append("nothing new") }
+        if !changedSomething(report) { lines.append("nothing new") }
         if counts.duplicateFiles > 0 {
             lines.append("\(counts.duplicateFiles) duplicate file(s): identical files are one photo")
         }

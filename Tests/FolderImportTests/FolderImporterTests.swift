@@ -485,15 +485,24 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertTrue(moved.originalURL.hasSuffix("/second/copy.jpg"), moved.originalURL)
     }
 
+    /// An import of one folder leaves another's photos, and its summary counts its own duplicates only: the
+    /// other folder's copies of one photo are not news of this one, a copy here of a photo there is.
     func testAnotherFoldersImportLeavesThisOnesPhotos() throws {
         try write("a.jpg", seed: 20)
-        try importFolder()
+        try write("a copy.jpg", seed: 20)
+        XCTAssertEqual(try importFolder().counts.duplicateFiles, 1)
         let other = directory.appendingPathComponent("other").path
         try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
         try PhotoFixtures.jpeg(seed: 21).write(to: URL(fileURLWithPath: other + "/z.jpg"))
         let catalog = try Catalog(path: library)
-        _ = try FolderImporter(catalog: catalog, roots: [other], logger: Logger(label: "test"), progress: nil).run()
-        XCTAssertEqual(Set(try catalog.allPhotos().map(\.title)), ["a", "z"])
+        func importOther() throws -> FolderImportReport {
+            try FolderImporter(catalog: catalog, roots: [other], logger: Logger(label: "test"), progress: nil).run()
+        }
+        XCTAssertEqual(try importOther().counts.duplicateFiles, 0, "a's copies are the other folder's")
+        XCTAssertEqual(try importOther().counts.duplicateFiles, 0, "unchanged: the same")
+        XCTAssertEqual(Set(try catalog.allPhotos().map(\.title)), ["a copy", "z"], "a shown from its first file by path")
         XCTAssertEqual(Set(try catalog.syncStates().map(\.listingKey)), ["folder \(photos)", "folder \(other)"])
+        try PhotoFixtures.jpeg(seed: 20).write(to: URL(fileURLWithPath: other + "/a again.jpg"))
+        XCTAssertEqual(try importOther().counts.duplicateFiles, 2, "a copy here of a photo held there twice")
     }
 }
