@@ -30,7 +30,8 @@ extension Catalog {
             (table, match) = (SearchIndex.trigramTable, substring[first].expression)
             substring.remove(at: first)
         } else {
-            table = SearchIndex.trigramTable
+            // Only short terms in scripts without spaces (the photos that have such text) or emoji (any photo).
+            table = substring.isEmpty ? SearchIndex.wordTable : SearchIndex.trigramTable
         }
         var conditions: [String] = []
         var arguments: [DatabaseValueConvertible] = []
@@ -50,6 +51,13 @@ extension Catalog {
                 conditions.append("rowid IN (SELECT t.rowid FROM \(SearchIndex.trigramTable) t WHERE instr(\(haystack), ?) > 0)")
                 arguments.append(term.text)
             }
+        }
+        for term in query.symbolTerms {
+            // Emoji are no tokens: a scan of the word table's text (every photo; ~100 ms for 100,000), as typed.
+            let columns = term.field.map { $0.columns } ?? SearchIndex.columns
+            let haystack = columns.map { "coalesce(w.\($0), '')" }.joined(separator: " || ' ' || ")
+            conditions.append("rowid IN (SELECT w.rowid FROM \(SearchIndex.wordTable) w WHERE instr(\(haystack), ?) > 0)")
+            arguments.append(term.text)
         }
         let filter = conditions.isEmpty ? "1" : conditions.joined(separator: " AND ")
         let weights = SearchIndex.weights.map { String($0) }.joined(separator: ", ")

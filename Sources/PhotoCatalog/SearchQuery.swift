@@ -31,6 +31,9 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
         /// Holds a character of a script written without spaces (Han, kana, Hangul): matched as a substring
         /// through the trigram index, since the word index sees a whole run of such text as one word.
         public var needsSubstringMatch: Bool
+        /// Emoji and nothing the word index keeps ("🍕"): found by a scan of the indexed text, since the
+        /// tokenizer drops symbols (`SearchIndex`).
+        public var isSymbolsOnly = false
     }
 
     /// The directory name, exactly as looked up.
@@ -44,7 +47,7 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
     /// empty or over 255 bytes; not UTF-8; holding NUL or "/"; "." and ".."; starting with "." (tools and
     /// desktops probe `.hidden`, `.directory`, `.git` in every folder they open); ending with a space (a GUI
     /// types a query one character at a time, and "harbour " is "harbour" half typed); and a name with no
-    /// letter or digit to search for ("*", "-", quotes alone).
+    /// letter, digit or emoji to search for ("*", "-", quotes alone).
     public init?(nameBytes bytes: [UInt8]) {
         guard (1...Self.maxNameBytes).contains(bytes.count), !bytes.contains(0), !bytes.contains(UInt8(ascii: "/")),
               bytes.first != UInt8(ascii: "."), let name = String(validating: bytes, as: UTF8.self)
@@ -82,9 +85,12 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
                     continue
                 }
             }
-            guard Self.isSearchable(text) else { continue }
-            terms.append(Term(field: field, text: text, isPrefix: position == words.count - 1,
-                              needsSubstringMatch: Self.needsSubstringMatch(text)))
+            if Self.isSearchable(text) {
+                terms.append(Term(field: field, text: text, isPrefix: position == words.count - 1,
+                                  needsSubstringMatch: Self.needsSubstringMatch(text)))
+            } else if Self.holdsEmoji(text) {
+                terms.append(Term(field: field, text: text, isPrefix: false, needsSubstringMatch: false, isSymbolsOnly: true))
+            }
         }
         guard !terms.isEmpty else { return nil }
         self.name = name
@@ -95,6 +101,11 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
     /// punctuation would be an empty phrase.
     static func isSearchable(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.properties.isAlphabetic || $0.properties.numericType != nil }
+    }
+
+    /// Whether a word holds an emoji (a pictograph, not a digit or "#", which Unicode also calls emoji).
+    static func holdsEmoji(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.isEmojiPresentation || ($0.properties.isEmoji && $0.value >= 0x2000) }
     }
 
     /// Han, Hiragana, Katakana (full and half width), Hangul, Thai: scripts written without spaces between
@@ -113,9 +124,12 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
     /// `{place region} : "lisb" *`. Every word is a quoted string (a `"` in it doubled), column names come from
     /// the fixed list above, so no name is an FTS5 syntax error.
     public var wordExpression: String? {
-        let words = terms.filter { !$0.needsSubstringMatch }
+        let words = terms.filter { !$0.needsSubstringMatch && !$0.isSymbolsOnly }
         return words.isEmpty ? nil : words.map(Self.expression).joined(separator: " ")
     }
+
+    /// The words of emoji alone, each found by a scan of the indexed text.
+    public var symbolTerms: [Term] { terms.filter(\.isSymbolsOnly) }
 
     /// The terms that need substring matching, each as its own trigram expression, or nil for a term of fewer
     /// than 3 characters, which the trigram index cannot match (`SearchIndex` scans for those).

@@ -24,6 +24,9 @@ final class SearchQueryTests: XCTestCase {
         XCTAssertEqual(SearchQuery(name: "place:lisb")?.wordExpression, #"{place region} : "lisb" *"#)
         XCTAssertEqual(SearchQuery(name: "Year:2019 x")?.wordExpression, #"{taken} : "2019" "x" *"#)
         XCTAssertEqual(SearchQuery(name: "album:")?.wordExpression, #""album:" *"#, "a field with nothing after it is text")
+        XCTAssertEqual(SearchQuery(name: "🍕 pizza")?.symbolTerms.map(\.text), ["🍕"])
+        XCTAssertEqual(SearchQuery(name: "🍕 pizza")?.wordExpression, #""pizza" *"#)
+        XCTAssertNil(SearchQuery(name: "#"), "a digit-like emoji character alone is no query")
         XCTAssertEqual(SearchQuery(name: "year: 2019 harbour")?.wordExpression, #"{taken} : "2019" "harbour" *"#,
                        "a field apart from its word limits the next one")
         XCTAssertEqual(SearchQuery(name: "PLACE:  lisb")?.wordExpression, #"{place region} : "lisb" *"#)
@@ -78,6 +81,7 @@ final class SearchIndexTests: XCTestCase {
             photo("4", "東京タワーの夜景", place: "tk"),
             photo("5", "Sun-set over the river", tags: ["sunset", "golden"]),
             photo("6", "Crème brûlée", place: "lx", at: Self.y2018),
+            photo("7", "🍕 Pizza night 🌃", at: Self.y2018),
         ])
     }
 
@@ -106,6 +110,10 @@ final class SearchIndexTests: XCTestCase {
         XCTAssertEqual(try search("東京タワーの"), ["4"])
         XCTAssertEqual(try search("Ｂｅｌｅｍ"), ["3"], "full-width Latin, as a Japanese input method types it")
         XCTAssertEqual(try search("ﾀﾜｰ"), ["4"], "half-width katakana")
+        XCTAssertEqual(try search("🍕"), ["7"], "an emoji alone: a scan of the indexed text")
+        XCTAssertEqual(try search("🌃 pizza"), ["7"])
+        XCTAssertEqual(try search("🍕 harbour"), [], "every word must match")
+        XCTAssertEqual(try search("🍔"), [])
     }
 
     func testTheIndexFollowsEveryWrite() throws {
