@@ -70,6 +70,7 @@ public enum HeifReader {
     }
 
     private static func message(_ error: heif_error) -> String {
-        error.message.map { String(cString: $0) } ?? "code \(error.code.rawValue)"
+        // libheif ends some messages with a newline: one warning is one line.
+        error.message.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "code \(error.code.rawValue)"
     }
 }

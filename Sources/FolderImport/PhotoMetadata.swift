@@ -130,7 +130,8 @@ public enum PhotoMetadataRules {
         // name is the title, not "IMG_1234.JPG.jpg".
         let looksLikeFileName = !lowered.contains(" ")
             && [".jpg", ".jpeg", ".png", ".heic", ".heif", ".dng", ".tif", ".tiff"].contains { lowered.hasSuffix($0) }
-        return placeholderDescriptions.contains(lowered) || looksLikeFileName ? nil : clean
+        // "." and ".." name nothing (a file name cannot be either): the file name is the title, not "Untitled".
+        return placeholderDescriptions.contains(lowered) || looksLikeFileName || clean == "." || clean == ".." ? nil : clean
     }
 
     /// The file name without its last extension ("IMG_1234.JPG" → "IMG_1234"; ".jpg" stays ".jpg").

@@ -32,7 +32,7 @@ final class PhotoMetadataRulesTests: XCTestCase {
         }
         XCTAssertEqual(title(), "IMG_1234")
         for placeholder in ["OLYMPUS DIGITAL CAMERA", "  SONY DSC  ", "", "   ", "\u{0}\u{0}", "Exif_JPEG_PICTURE",
-                            "SAMSUNG CAMERA PICTURES", "HUAWEI", "IMG_1234.JPG", "DCIM\\100MEDIA\\DJI_0001.JPG"] {
+                            "SAMSUNG CAMERA PICTURES", "HUAWEI", "IMG_1234.JPG", "DCIM\\100MEDIA\\DJI_0001.JPG", ".", ".."] {
             exif.imageDescription = placeholder
             XCTAssertEqual(title(), "IMG_1234", placeholder)
         }
