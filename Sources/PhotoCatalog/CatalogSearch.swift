@@ -48,8 +48,9 @@ extension Catalog {
                 // text), case as typed. instr() is a plain function, so the text is never a pattern.
                 let columns = term.field.map { $0.columns } ?? SearchIndex.columns
                 let haystack = columns.map { "coalesce(t.\($0), '')" }.joined(separator: " || ' ' || ")
-                conditions.append("rowid IN (SELECT t.rowid FROM \(SearchIndex.trigramTable) t WHERE instr(\(haystack), ?) > 0)")
-                arguments.append(term.text)
+                let found = term.forms.map { _ in "instr(\(haystack), ?) > 0" }.joined(separator: " OR ")
+                conditions.append("rowid IN (SELECT t.rowid FROM \(SearchIndex.trigramTable) t WHERE \(found))")
+                arguments += term.forms as [DatabaseValueConvertible]
             }
         }
         for term in query.symbolTerms {

@@ -34,6 +34,13 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
         /// Emoji and nothing the word index keeps ("🍕"): found by a scan of the indexed text, since the
         /// tokenizer drops symbols (`SearchIndex`).
         public var isSymbolsOnly = false
+        /// The word's compatibility forms folded (NFKC), when that differs: full-width Latin ("Ｐｏｒｔｏ", as a
+        /// Japanese input method types it) as "Porto", half-width katakana as full width. Either form matches:
+        /// the index holds text as it was written, and unicode61 folds neither.
+        public var folded: String? = nil
+
+        /// The forms a match may take: as typed, and folded.
+        var forms: [String] { [text] + (folded.map { [$0] } ?? []) }
     }
 
     /// The directory name, exactly as looked up.
@@ -62,11 +69,7 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
 
     private init?(validName name: String) {
         guard let last = name.unicodeScalars.last, !last.properties.isWhitespace else { return nil }
-        // Compatibility forms folded (NFKC) as the words are read: a Japanese input method types Latin letters
-        // full width ("Ｐｏｒｔｏ") and may give half-width katakana ("ﾀﾜｰ"), which found nothing; the index
-        // holds them as people usually write them. The name stays as it was looked up.
-        let words = name.precomposedStringWithCompatibilityMapping
-            .split(whereSeparator: { $0.unicodeScalars.allSatisfy { $0.properties.isWhitespace } })
+        let words = name.split(whereSeparator: { $0.unicodeScalars.allSatisfy { $0.properties.isWhitespace } })
             .map(String.init)
         var terms: [Term] = []
         // A field written apart from its word ("year: 2019", "place: lisbon") limits the next word; alone at the
@@ -85,9 +88,12 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
                     continue
                 }
             }
-            if Self.isSearchable(text) {
+            let compatible = text.precomposedStringWithCompatibilityMapping
+            let folded = compatible.unicodeScalars.elementsEqual(text.unicodeScalars) ? nil : compatible
+            let forms = [text] + (folded.map { [$0] } ?? [])
+            if forms.contains(where: Self.isSearchable) {
                 terms.append(Term(field: field, text: text, isPrefix: position == words.count - 1,
-                                  needsSubstringMatch: Self.needsSubstringMatch(text)))
+                                  needsSubstringMatch: forms.contains(where: Self.needsSubstringMatch), folded: folded))
             } else if Self.holdsEmoji(text) {
                 terms.append(Term(field: field, text: text, isPrefix: false, needsSubstringMatch: false, isSymbolsOnly: true))
             }
@@ -135,16 +141,18 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
     /// than 3 characters, which the trigram index cannot match (`SearchIndex` scans for those).
     public var substringTerms: [(term: Term, expression: String?)] {
         terms.filter(\.needsSubstringMatch).map { term in
-            (term, term.text.unicodeScalars.count >= 3 ? Self.expression(for: Term(field: term.field, text: term.text,
-                                                                                  isPrefix: false,
-                                                                                  needsSubstringMatch: true)) : nil)
+            var whole = term
+            whole.isPrefix = false
+            return (term, term.forms.allSatisfy { $0.unicodeScalars.count >= 3 } ? Self.expression(for: whole) : nil)
         }
     }
 
+    /// `"word" *`, both forms when folded (`("Ｐｏｒｔｏ" * OR "Porto" *)`), behind its field's columns.
     static func expression(for term: Term) -> String {
-        let quoted = "\"" + term.text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (term.isPrefix ? " *" : "")
-        guard let field = term.field else { return quoted }
-        return "{" + field.columns.joined(separator: " ") + "} : " + quoted
+        let quoted = term.forms.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (term.isPrefix ? " *" : "") }
+        let either = quoted.count == 1 ? quoted[0] : "(" + quoted.joined(separator: " OR ") + ")"
+        guard let field = term.field else { return either }
+        return "{" + field.columns.joined(separator: " ") + "} : " + either
     }
 
     public static func == (lhs: SearchQuery, rhs: SearchQuery) -> Bool { lhs.name == rhs.name }

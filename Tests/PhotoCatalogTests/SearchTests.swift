@@ -82,6 +82,7 @@ final class SearchIndexTests: XCTestCase {
             photo("5", "Sun-set over the river", tags: ["sunset", "golden"]),
             photo("6", "Crème brûlée", place: "lx", at: Self.y2018),
             photo("7", "🍕 Pizza night 🌃", at: Self.y2018),
+            photo("8", "ＰＯＲＴＯ ｍａｒｋｅｔ", at: Self.y2018),
         ])
     }
 
@@ -110,6 +111,8 @@ final class SearchIndexTests: XCTestCase {
         XCTAssertEqual(try search("東京タワーの"), ["4"])
         XCTAssertEqual(try search("Ｂｅｌｅｍ"), ["3"], "full-width Latin, as a Japanese input method types it")
         XCTAssertEqual(try search("ﾀﾜｰ"), ["4"], "half-width katakana")
+        XCTAssertEqual(try search("ＰＯＲＴＯ"), ["8"], "stored full width: found as typed (the index folds no width)")
+        XCTAssertEqual(try search("ｍａｒ"), ["8"], "a prefix in either form")
         XCTAssertEqual(try search("🍕"), ["7"], "an emoji alone: a scan of the indexed text")
         XCTAssertEqual(try search("🌃 pizza"), ["7"])
         XCTAssertEqual(try search("🍕 harbour"), [], "every word must match")
