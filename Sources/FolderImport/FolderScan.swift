@@ -90,8 +90,9 @@ public final class FolderScan {
         plan.previousRefusedFiles = try catalog.refusedFolderFiles(roots: walk.walkedRoots)
         let refusedBefore = Dictionary(plan.previousRefusedFiles.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         walk.images.removeAll { file in
-            guard let refused = refusedBefore[file.path], refused.device == file.device, refused.inode == file.inode,
-                  refused.size == file.size, refused.mtimeNanos == file.mtimeNanos else { return false }
+            guard let refused = refusedBefore[file.path], refused.reader == PhotoFileReader.version,
+                  refused.device == file.device, refused.inode == file.inode, refused.size == file.size,
+                  refused.mtimeNanos == file.mtimeNanos else { return false }
             plan.refusedFiles.append(refused)
             return true
         }
@@ -143,10 +144,12 @@ public final class FolderScan {
                     warn("image skipped: \(FolderScan.printable(file.path)): \(error)", &plan)
                     plan.counts.skipped["unreadable", default: 0] += 1
                     if let previous { keptAsRemembered.append(previous) }
-                    if let failure = error as? FileReadFailure, failure.isAboutContent {
+                    // Remembered only when no photo was read from it: a photo's file an edit made corrupt keeps its
+                    // photo, which the mount then fails to open, so its warning must come at every import.
+                    if previous == nil, let failure = error as? FileReadFailure, failure.isAboutContent {
                         plan.refusedFiles.append(RefusedFolderFile(path: file.path, root: file.root, device: file.device,
-                                                                   inode: file.inode, size: file.size,
-                                                                   mtimeNanos: file.mtimeNanos, reason: failure.description))
+                                                                   inode: file.inode, size: file.size, mtimeNanos: file.mtimeNanos,
+                                                                   reason: failure.description, reader: PhotoFileReader.version))
                     }
                 }
             } else if let previous {
@@ -312,7 +315,9 @@ public final class FolderScan {
         guard stat(file.path, &info) == 0 else { return nil }
         return WalkedFile(path: file.path, root: file.root, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
                           size: Int64(info.st_size), mtimeNanos: Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec),
-                          kind: ImageFileKind.fromName(file.path), readableByOthers: info.st_mode & S_IROTH != 0)
+                          kind: ImageFileKind.fromName(file.path),
+                          readableByOthers: info.st_mode & S_IROTH != 0
+                              && FolderWalk.othersMayEnter((file.path as NSString).deletingLastPathComponent))
     }
 
     /// A path as a log line may show it: control characters escaped, so one line stays one line.

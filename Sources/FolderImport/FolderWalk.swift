@@ -75,6 +75,17 @@ public enum FolderWalk {
         var mtimeNanos: Int64 = 0
         /// A file: others may read it; a folder: others may pass through it (each on its own mode alone).
         var readableByOthers = false
+        /// Its name is not UTF-8 (`name` shows it with its other bytes escaped).
+        var notUTF8 = false
+
+        /// Whether an import would take it: a folder it walks, an image file.
+        var isTaken: Bool {
+            switch kind {
+            case .folder: return !FolderWalk.isLeftOut(folderNamed: name)
+            case .file: return !FolderWalk.isLeftOut(fileNamed: name) && ImageFileKind.fromName(name).isImage
+            case .linkToFolder, .special, .failed: return false
+            }
+        }
     }
 
     /// Whether users other than the owner may reach what is inside `folder`: it and every folder above it let
@@ -105,18 +116,17 @@ public enum FolderWalk {
         let folderFD = dirfd(handle)
         var entries: [Entry] = []
         while let entry = readdir(handle) {
+            var notUTF8 = false
             let read: Entry? = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
                 guard let base = raw.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
                 let length = strnlen(base, raw.count)
                 if length == 1 && base[0] == 0x2E || length == 2 && base[0] == 0x2E && base[1] == 0x2E { return nil }
                 let bytes = UnsafeRawBufferPointer(start: base, count: length)
                 // A name that is not UTF-8 (Latin-1 from an old Windows or FAT disk) has no path a photo can be
-                // read at again: decoded, its bytes are replaced. Said so, not "No such file or directory".
-                guard let name = String(validating: bytes, as: UTF8.self) else {
-                    let shown = escaped(bytes)
-                    return Entry(name: shown, sortKey: shown, kind: .failed(
-                        "entry skipped: \(folder)/\(shown): its name is not UTF-8; rename it to import it", present: true))
-                }
+                // read at again: decoded, its bytes are replaced. Said so below, not "No such file or directory".
+                let valid = String(validating: bytes, as: UTF8.self)
+                let name = valid ?? escaped(bytes)
+                notUTF8 = valid == nil
                 var link = stat()
                 guard fstatat(folderFD, base, &link, AT_SYMLINK_NOFOLLOW) == 0 else {
                     // Gone since the listing (a file deleted during the walk) or unreadable.
@@ -125,6 +135,8 @@ public enum FolderWalk {
                                  kind: .failed("entry skipped: \(folder)/\(name): \(lastError(or: "vanished"))", present: present))
                 }
                 var info = link
+                // A link's file is read where it is: others reach it through its own folders, not the link's.
+                var reachable = othersMayEnter
                 if (link.st_mode & S_IFMT) == S_IFLNK {
                     guard fstatat(folderFD, base, &info, 0) == 0 else {
                         let present = !isGone(errno)
@@ -133,6 +145,12 @@ public enum FolderWalk {
                     }
                     // Links to folders are not followed.
                     if (info.st_mode & S_IFMT) == S_IFDIR { return Entry(name: name, sortKey: name, kind: .linkToFolder) }
+                    if let target = realpath(folder + "/" + name, nil) {
+                        reachable = FolderWalk.othersMayEnter((String(cString: target) as NSString).deletingLastPathComponent)
+                        free(target)
+                    } else {
+                        reachable = false
+                    }
                 }
                 switch info.st_mode & S_IFMT {
                 case S_IFDIR:
@@ -143,12 +161,15 @@ public enum FolderWalk {
                         size: Int64(info.st_size),
                         mtimeNanos: Int64(info.st_mtim.tv_sec).multipliedReportingOverflow(by: 1_000_000_000).partialValue
                             &+ Int64(info.st_mtim.tv_nsec),
-                        readableByOthers: othersMayEnter && info.st_mode & S_IROTH != 0)
+                        readableByOthers: reachable && info.st_mode & S_IROTH != 0)
                 default:
                     return Entry(name: name, sortKey: name, kind: .special) // sockets, pipes, devices
                 }
             }
-            if let read { entries.append(read) }
+            if var read {
+                read.notUTF8 = notUTF8
+                entries.append(read)
+            }
         }
         closedir(handle)
         entries.sort { PathOrder.precedes($0.sortKey, $1.sortKey) }
@@ -156,10 +177,19 @@ public enum FolderWalk {
         // Mac beside one made here) are two files, but one name to Swift's `String` comparison, which every
         // path dictionary of an import uses: they became one photo and the other was lost from the library.
         // The later one is left out, with a warning.
+        // Both only for what the import would take: a Latin-1 PDF or video is counted as before, and warns of
+        // nothing at every import.
+        // A folder of ASCII names has neither (and is most folders: the check hashed every name of an unchanged
+        // re-import of 100,000 files).
         var seen: [String: String] = [:]
-        for index in entries.indices {
-            if case .failed = entries[index].kind { continue }
+        let plainASCII = !entries.contains { $0.notUTF8 || !$0.name.utf8.allSatisfy { $0 < 0x80 } }
+        for index in entries.indices where !plainASCII && entries[index].isTaken {
             let name = entries[index].name
+            if entries[index].notUTF8 {
+                entries[index].kind = .failed("entry skipped: \(folder)/\(name): its name is not UTF-8; rename it to import it",
+                                              present: true)
+                continue
+            }
             guard let first = seen[name] else {
                 seen[name] = name
                 continue

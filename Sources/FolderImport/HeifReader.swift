@@ -30,8 +30,10 @@ public enum HeifReader {
         defer { heif_context_free(context) }
         let opened = heif_context_read_from_file(context, path, nil)
         guard opened.code == heif_error_Ok else {
+            // Only what libheif calls invalid input is the file's own fault: memory, a plugin, an I/O error on a
+            // share, a feature this libheif lacks may pass.
             throw Failure(description: "not a readable HEIF file: \(message(opened))",
-                          isAboutContent: opened.code != heif_error_Input_does_not_exist)
+                          isAboutContent: opened.code == heif_error_Invalid_input)
         }
         var handle: OpaquePointer?
         let primary = heif_context_get_primary_image_handle(context, &handle)

@@ -11,7 +11,11 @@ enum PNGExif {
     /// the walk.
     static func block(prefix: [UInt8], size: Int64, read: (Int64, Int) throws -> [UInt8]) rethrows -> [UInt8]? {
         var offset: Int64 = 8 // the signature
-        while offset + 8 <= size {
+        // A PNG has a handful of chunks before its image data; a file of millions of tiny ones would cost a
+        // read each past the prefix.
+        var chunks = 0
+        while offset + 8 <= size, chunks < 1_000 {
+            chunks += 1
             let header = offset + 8 <= Int64(prefix.count) ? Array(prefix[Int(offset)..<Int(offset) + 8]) : try read(offset, 8)
             guard header.count == 8 else { return nil }
             let length = Int64(header[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
@@ -25,7 +29,9 @@ enum PNGExif {
                 let data = dataStart + length <= Int64(prefix.count)
                     ? Array(prefix[Int(dataStart)..<Int(dataStart + length)]) : try read(dataStart, Int(length))
                 guard data.count == Int(length) else { return nil }
-                return Array("Exif".utf8) + [0, 0] + data
+                // The chunk is the TIFF data; some writers put JPEG's "Exif\0\0" before it anyway.
+                let header = Array("Exif".utf8) + [0, 0]
+                return data.starts(with: header) ? data : header + data
             }
             offset = dataStart + length + 4
         }

@@ -18,6 +18,10 @@ public struct FileReadFailure: Error, CustomStringConvertible {
 }
 
 public enum PhotoFileReader {
+    /// What this reader refuses, as a number: a file refused by another (`RefusedFolderFile.reader`) is read
+    /// again. Raise it whenever the reader takes a file it refused before (a new kind, a new way to read one).
+    public static let version = 1
+
     /// The end markers are looked for in this many last bytes; beyond, a full decode decides (see `read`).
     static let tailBytes = 4096
 

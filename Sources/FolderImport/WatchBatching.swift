@@ -15,7 +15,7 @@ import Foundation
 ///   in a folder that appeared with files already in it (their events came before its watch) is judged by
 ///   size, done once a stat `unclosedQuiet` (1 s) after the walk that found it agrees with it (or at once when
 ///   it was last modified longer ago than that); in a folder moved in (`mv`), `movedInQuiet` (0.25 s) after; a
-///   file created and not written to (a hard link) 1 s after it was made; a writer that holds a file open
+///   file created with bytes and not written to (a hard link) 1 s after it was made; a writer that holds a file open
 ///   without writing for `closeTimeout` (30 s) the same way.
 public struct WatchBatching: Sendable {
     public var quiet: Double = 0.25
@@ -39,7 +39,8 @@ public struct WatchBatching: Sendable {
 
     private struct Writing: Sendable {
         var lastEvent: Double
-        /// A writer was seen (IN_CREATE, IN_MODIFY): its close is waited for, up to `closeTimeout`.
+        /// A writer was seen (IN_MODIFY, or IN_CREATE of an empty file): its close is waited for, up to
+        /// `closeTimeout`.
         var awaitsClose: Bool
         /// Size and mtime at the last stat, once one was asked for.
         var seen: FileStamp?
@@ -71,9 +72,10 @@ public struct WatchBatching: Sendable {
 
     /// A file was created (IN_CREATE, not a symbolic link): deferred until its size and mtime, as `stamp` saw
     /// them, hold for `unclosedQuiet`, or, once written to (`writing`), until it is closed. A hard link is
-    /// never written; a writer's first write comes at once.
+    /// never written to. An empty file waits for its close as a written one does: a writer may open it and
+    /// write later than a second after (wget, a copy over SMB), and imported empty it was a warning.
     public mutating func created(_ path: String, at now: Double, stamp: FileStamp?) {
-        writing[path] = Writing(lastEvent: now, awaitsClose: false, seen: stamp, quiet: unclosedQuiet)
+        writing[path] = Writing(lastEvent: now, awaitsClose: stamp?.size == 0, seen: stamp, quiet: unclosedQuiet)
     }
 
     /// A file was written to (IN_MODIFY): deferred until it is closed.

@@ -31,9 +31,12 @@ public struct RefusedFolderFile: Hashable, Sendable {
     public var mtimeNanos: Int64
     /// What was wrong with it ("a truncated PNG (no IEND chunk at its end)").
     public var reason: String
-    public init(path: String, root: String, device: UInt64, inode: UInt64, size: Int64, mtimeNanos: Int64, reason: String) {
+    /// The version of the reader that refused it (`PhotoFileReader.version`): a later one reads it again.
+    public var reader: Int
+    public init(path: String, root: String, device: UInt64, inode: UInt64, size: Int64, mtimeNanos: Int64, reason: String,
+                reader: Int) {
         self.path = path; self.root = root; self.device = device; self.inode = inode; self.size = size
-        self.mtimeNanos = mtimeNanos; self.reason = reason
+        self.mtimeNanos = mtimeNanos; self.reason = reason; self.reader = reader
     }
 }
 
@@ -162,15 +165,16 @@ extension Catalog {
         try read { db in
             try roots.sorted().flatMap { root in
                 try Row.fetchAll(db, sql: """
-                    SELECT path, root, device, inode, size, mtime_ns, reason FROM folder_refused_file WHERE root = ?
+                    SELECT path, root, device, inode, size, mtime_ns, reason, reader FROM folder_refused_file WHERE root = ?
                     """, arguments: [root]).compactMap { row -> RefusedFolderFile? in
                     let reader = ColumnReader(row, table: "folder_refused_file")
                     guard let path = reader.lenientText(0), let root = reader.lenientText(1),
                           let device = reader.lenientInteger(2), let inode = reader.lenientInteger(3),
-                          let size = reader.lenientInteger(4), let mtime = reader.lenientInteger(5) else { return nil }
+                          let size = reader.lenientInteger(4), let mtime = reader.lenientInteger(5),
+                          let version = reader.lenientInteger(7) else { return nil }
                     return RefusedFolderFile(path: path, root: root, device: UInt64(bitPattern: device),
                                              inode: UInt64(bitPattern: inode), size: size, mtimeNanos: mtime,
-                                             reason: reader.lenientText(6) ?? "")
+                                             reason: reader.lenientText(6) ?? "", reader: Int(truncatingIfNeeded: version))
                 }
             }
         }
@@ -181,12 +185,13 @@ extension Catalog {
         try write { db in
             for root in roots { try db.execute(sql: "DELETE FROM folder_refused_file WHERE root = ?", arguments: [root]) }
             let insert = try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO folder_refused_file(path, root, device, inode, size, mtime_ns, reason)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO folder_refused_file(path, root, device, inode, size, mtime_ns, reason, reader)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for file in files {
                 try insert.execute(arguments: [file.path, file.root, Int64(bitPattern: file.device),
-                                               Int64(bitPattern: file.inode), file.size, file.mtimeNanos, file.reason])
+                                               Int64(bitPattern: file.inode), file.size, file.mtimeNanos, file.reason,
+                                               file.reader])
             }
         }
     }

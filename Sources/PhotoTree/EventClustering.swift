@@ -11,8 +11,9 @@ public struct EventRules: Sendable {
     /// photos on consecutive days it is no boundary for a run of one or two photos at a time
     /// (`EventBoundaries.Kind.nextDay`).
     public var maximumGap: Int64 = 24 * 3600
-    /// Always a boundary when consecutive geotagged photos are more than 50 km apart (Journeys' rule), unless
-    /// they are under `minimumGap` apart (a wrong GPS fix would otherwise cut a burst in three).
+    /// Always a boundary when consecutive geotagged photos are more than 50 km apart (Journeys' rule): one, at
+    /// the longest gap between them of `minimumGap` or more (none when all are shorter: a wrong GPS fix would
+    /// otherwise cut a burst in three).
     public var maximumJumpMeters: Double = 50_000
     /// PhotoTOC (Platt, Czerwinski, Field 2003): a gap is a boundary when its log stands out against the mean
     /// log of the 2d + 1 gaps around it by log K; the paper's d = 10 and K = 17.

@@ -12,8 +12,8 @@ struct FolderImportCommand: ParsableCommand {
         abstract: "Import your own photo folders (JPEG, PNG, HEIC) into a library.",
         discussion: """
             Walks each folder recursively (links to folders are not followed; hidden files and folders, a NAS's \
-            @eaDir and recycle bins, and a card's $RECYCLE.BIN are left out) and imports JPEG (.jpg, .jpeg), PNG \
-            and HEIC/HEIF files. The date taken is EXIF's DateTimeOriginal (with OffsetTimeOriginal), else DateTimeDigitized, \
+            @eaDir and recycle bins, and a card's $RECYCLE.BIN are left out) and imports JPEG (.jpg, .jpeg, .jfif), PNG \
+            and HEIC/HEIF files (each as what its bytes say: a HEIC named .jpg is a HEIC). The date taken is EXIF's DateTimeOriginal (with OffsetTimeOriginal), else DateTimeDigitized, \
             else DateTime, else a date in the file name (IMG_20240714_093012.jpg, PXL_20240714_093012345.jpg, \
             2024-07-14 09.30.12.jpg, 20240714_093012.jpg), else the file's modification time; names and years \
             show the local time it was taken, never converted to UTC. The place comes from GPS and the nearest \

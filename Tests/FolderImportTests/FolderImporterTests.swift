@@ -119,6 +119,13 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(fd, 0)
         XCTAssertEqual(jpeg.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }, jpeg.count)
         close(fd)
+        // A Latin-1 name the import would not take anyway: counted, no warning.
+        let pdf = Array((photos + "/r").utf8) + [0xE9] + Array("sum\u{E9}.pdf".utf8)
+        let pdfFD = (pdf + [0]).withUnsafeBufferPointer { path in
+            path.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT, 0o644) }
+        }
+        XCTAssertGreaterThanOrEqual(pdfFD, 0)
+        close(pdfFD)
         try write("caf\u{E9}.jpg", seed: 61) // NFC
         try write("cafe\u{301}.jpg", seed: 62) // NFD: another photo, one name to a String comparison
         let messages = LogRecorder()
@@ -126,6 +133,7 @@ final class FolderImporterTests: XCTestCase {
         let report = try FolderImporter(catalog: catalog, roots: [photos], logger: messages.logger(), progress: nil).run()
         XCTAssertEqual(report.counts.new, 1, "one of the two Unicode forms")
         XCTAssertEqual(report.counts.warnings, 2)
+        XCTAssertEqual(report.counts.skipped["other"], 1, "the PDF")
         XCTAssertTrue(messages.lines.contains { $0.contains("caf\\xE9.jpg: its name is not UTF-8") }, messages.lines.joined(separator: "\n"))
         XCTAssertTrue(messages.lines.contains { $0.contains("in another Unicode form") }, messages.lines.joined(separator: "\n"))
         XCTAssertFalse(messages.lines.contains { $0.contains("No such file") })
@@ -134,6 +142,7 @@ final class FolderImporterTests: XCTestCase {
     /// A file is public (0444 in a mount that allows others) only when others may read it where it is: readable
     /// by them, in folders they may pass through, up to /.
     func testAFileInAFolderOthersCannotEnterIsPrivate() throws {
+        guard FolderWalk.othersMayEnter(photos) else { throw XCTSkip("the scratch folder is not open to others: \(photos)") }
         try FileManager.default.createDirectory(atPath: photos + "/private", withIntermediateDirectories: true)
         try write("trip/open.jpg", seed: 63, tags: ["-ImageDescription=Open"])
         try write("private/closed.jpg", seed: 64, tags: ["-ImageDescription=Closed"])
@@ -348,19 +357,20 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertEqual(completed.counts.filesRead, 1)
         XCTAssertEqual(try Catalog(path: library).folderCounts()[photos]?.refusedFiles, 1)
 
-        // A photo's file made corrupt by an edit keeps its photo, at this import and the next.
+        // A photo's file made corrupt by an edit keeps its photo, and is warned of at every import: the mount
+        // cannot open it until it is fixed.
         let good = try XCTUnwrap(photo(titled: "Good"))
         try full.prefix(100).write(to: URL(fileURLWithPath: photos + "/good.jpg"))
         XCTAssertEqual(try importFolder().counts.removed, 0)
         let later = try importFolder()
         XCTAssertEqual(later.counts.removed, 0)
-        XCTAssertEqual(later.counts.warnings, 0)
+        XCTAssertEqual(later.counts.warnings, 1)
         XCTAssertEqual(try photo(titled: "Good")?.seq, good.seq)
 
         // Deleted: forgotten.
         try FileManager.default.removeItem(atPath: photos + "/empty.jpg")
         try importFolder()
-        XCTAssertEqual(try Catalog(path: library).folderCounts()[photos]?.refusedFiles, 1, "only good.jpg's bad bytes")
+        XCTAssertEqual(try Catalog(path: library).folderCounts()[photos]?.refusedFiles ?? 0, 0)
     }
 
     func testAFileThatCannotBeOpenedIsReadAgainOnceItCanBe() throws {

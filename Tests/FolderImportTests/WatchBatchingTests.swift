@@ -103,11 +103,12 @@ final class WatchBatchingTests: XCTestCase {
         let stamp = WatchBatching.FileStamp(size: 100, mtimeNanos: 1)
         batching.created("/p/link.jpg", at: 0, stamp: stamp)
         batching.created("/p/written.jpg", at: 0, stamp: .init(size: 0, mtimeNanos: 1))
+        batching.created("/p/empty.jpg", at: 0, stamp: .init(size: 0, mtimeNanos: 1)) // its writer is slow
         batching.writing("/p/written.jpg", at: 0.01)
         XCTAssertEqual(batching.decision(at: 0.5), .wait(until: 1), "no import for a creation alone")
         XCTAssertEqual(batching.filesToStat(at: 1), ["/p/link.jpg"])
         batching.stamped("/p/link.jpg", stamp, at: 1)
-        XCTAssertEqual(batching.decision(at: 1.25), .importNow(deferring: ["/p/written.jpg"]))
+        XCTAssertEqual(batching.decision(at: 1.25), .importNow(deferring: ["/p/written.jpg", "/p/empty.jpg"]))
     }
 
     /// A folder moved in holds files written long before: complete at once, no stats to wait for.
