@@ -113,7 +113,8 @@ public final class FolderScan {
         let remembered = plan.previousFiles
         // A file being written keeps what was remembered of it, as a file that cannot be read does, and so do
         // the files of a folder the walk could not look at (FolderWalkResult.unreadable).
-        // A photo's file that an edit made corrupt keeps its photo as a file that cannot be read does.
+        // A refused file skipped unread holds no photo; a photo the library remembers at its path all the same (a
+        // library from before a reader's version changed) is kept, as an unreadable file's is.
         func isKept(_ file: RememberedFile) -> Bool {
             deferred.contains(file.path) || walk.isUnreadable(file.path) || refusedAgain.contains(file.path)
         }
