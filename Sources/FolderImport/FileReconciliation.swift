@@ -22,6 +22,9 @@ public struct WalkedFile: Equatable, Sendable {
         self.path = path; self.root = root; self.device = device; self.inode = inode; self.size = size
         self.mtimeNanos = mtimeNanos; self.kind = kind; self.readableByOthers = readableByOthers
     }
+
+    /// Its device, inode, size and mtime.
+    public var stat: FileStat { FileStat(device: device, inode: inode, size: size, mtimeNanos: mtimeNanos) }
 }
 
 /// How a walked file relates to the last import.

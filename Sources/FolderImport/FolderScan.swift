@@ -91,8 +91,7 @@ public final class FolderScan {
         let refusedBefore = Dictionary(plan.previousRefusedFiles.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         walk.images.removeAll { file in
             guard let refused = refusedBefore[file.path], refused.reader == PhotoFileReader.version,
-                  refused.device == file.device, refused.inode == file.inode, refused.size == file.size,
-                  refused.mtimeNanos == file.mtimeNanos else { return false }
+                  refused.stat == file.stat else { return false }
             plan.refusedFiles.append(refused)
             return true
         }
@@ -148,8 +147,7 @@ public final class FolderScan {
                     // Remembered only when no photo was read from it: a photo's file an edit made corrupt keeps its
                     // photo, which the mount then fails to open, so its warning must come at every import.
                     if previous == nil, let failure = error as? FileReadFailure, failure.isAboutContent {
-                        plan.refusedFiles.append(RefusedFolderFile(path: file.path, root: file.root, device: file.device,
-                                                                   inode: file.inode, size: file.size, mtimeNanos: file.mtimeNanos,
+                        plan.refusedFiles.append(RefusedFolderFile(path: file.path, root: file.root, stat: file.stat,
                                                                    reason: failure.description, reader: PhotoFileReader.version))
                     }
                 }

@@ -20,23 +20,26 @@ public struct FolderFileRecord: Equatable, Sendable {
     }
 }
 
+/// What says a file is the one seen before: its device, inode, size and mtime.
+public struct FileStat: Hashable, Sendable {
+    public var device: UInt64, inode: UInt64, size: Int64, mtimeNanos: Int64
+    public init(device: UInt64, inode: UInt64, size: Int64, mtimeNanos: Int64) {
+        self.device = device; self.inode = inode; self.size = size; self.mtimeNanos = mtimeNanos
+    }
+}
+
 /// One `folder_refused_file` row: a file an import refused for what it holds, as it was then (Schema's
 /// `registerRefusedFilesMigration` says why).
 public struct RefusedFolderFile: Hashable, Sendable {
     public var path: String
     public var root: String
-    public var device: UInt64
-    public var inode: UInt64
-    public var size: Int64
-    public var mtimeNanos: Int64
+    public var stat: FileStat
     /// What was wrong with it ("a truncated PNG (no IEND chunk at its end)").
     public var reason: String
     /// The version of the reader that refused it (`PhotoFileReader.version`): a later one reads it again.
     public var reader: Int
-    public init(path: String, root: String, device: UInt64, inode: UInt64, size: Int64, mtimeNanos: Int64, reason: String,
-                reader: Int) {
-        self.path = path; self.root = root; self.device = device; self.inode = inode; self.size = size
-        self.mtimeNanos = mtimeNanos; self.reason = reason; self.reader = reader
+    public init(path: String, root: String, stat: FileStat, reason: String, reader: Int) {
+        self.path = path; self.root = root; self.stat = stat; self.reason = reason; self.reader = reader
     }
 }
 
@@ -172,9 +175,10 @@ extension Catalog {
                           let device = reader.lenientInteger(2), let inode = reader.lenientInteger(3),
                           let size = reader.lenientInteger(4), let mtime = reader.lenientInteger(5),
                           let version = reader.lenientInteger(7) else { return nil }
-                    return RefusedFolderFile(path: path, root: root, device: UInt64(bitPattern: device),
-                                             inode: UInt64(bitPattern: inode), size: size, mtimeNanos: mtime,
-                                             reason: reader.lenientText(6) ?? "", reader: Int(truncatingIfNeeded: version))
+                    let stat = FileStat(device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), size: size,
+                                        mtimeNanos: mtime)
+                    return RefusedFolderFile(path: path, root: root, stat: stat, reason: reader.lenientText(6) ?? "",
+                                             reader: Int(truncatingIfNeeded: version))
                 }
             }
         }
@@ -189,9 +193,9 @@ extension Catalog {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for file in files {
-                try insert.execute(arguments: [file.path, file.root, Int64(bitPattern: file.device),
-                                               Int64(bitPattern: file.inode), file.size, file.mtimeNanos, file.reason,
-                                               file.reader])
+                try insert.execute(arguments: [file.path, file.root, Int64(bitPattern: file.stat.device),
+                                               Int64(bitPattern: file.stat.inode), file.stat.size, file.stat.mtimeNanos,
+                                               file.reason, file.reader])
             }
         }
     }
