@@ -151,10 +151,7 @@ public final class FolderWatcher {
             if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
                 batching.finished(path, at: current)
             } else {
-                batching.created(path, at: current, stamp: stat(path, &info) == 0
-                    ? WatchBatching.FileStamp(size: Int64(info.st_size),
-                                              mtimeNanos: Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec))
-                    : nil)
+                batching.created(path, at: current, stamp: stamp(path))
             }
         } else if mask & UInt32(IN_MODIFY) != 0 {
             batching.writing(path, at: current)
