@@ -41,16 +41,14 @@ public enum PhotoFileReader {
             throw FileReadFailure(description: "changed during the import; the next import takes it")
         }
         let prefix = try readBytes(fd, at: 0, count: ContentHash.prefixBytes)
-        var file = file
-        if !ImageFileKind.bytesMatch(file.kind, prefix) {
-            // Another image kind than its name says is taken as what it is, its content type and served name
-            // following its bytes; anything else is no image.
-            guard let actual = ImageFileKind.fromBytes(prefix) else {
-                throw FileReadFailure(description: "not a \(file.kind.rawValue.uppercased()) file (its first bytes say otherwise)",
-                                      isAboutContent: true)
-            }
-            file.kind = actual
+        // The kind its bytes say (one at most: the three signatures differ), whatever its name says: its content
+        // type and served name follow them; bytes of no image kind are no image.
+        guard let actual = ImageFileKind.fromBytes(prefix) else {
+            throw FileReadFailure(description: "not a \(file.kind.rawValue.uppercased()) file (its first bytes say otherwise)",
+                                  isAboutContent: true)
         }
+        var file = file
+        file.kind = actual
         let size = Int64(before.st_size)
         var exif = ExifFields()
         var headerSize: (width: Int, height: Int)?
