@@ -39,27 +39,27 @@ extension Catalog {
             conditions.append("\(table) MATCH ?")
             arguments.append(match)
         }
+        /// The rows of `table` whose text, in the term's fields, holds one of `texts` (case as typed). instr() is a
+        /// plain function, so the text is never a pattern.
+        func scan(_ table: String, for term: SearchQuery.Term, holding texts: [String]) {
+            let columns = term.field.map { $0.columns } ?? SearchIndex.columns
+            let haystack = columns.map { "coalesce(s.\($0), '')" }.joined(separator: " || ' ' || ")
+            let found = texts.map { _ in "instr(\(haystack), ?) > 0" }.joined(separator: " OR ")
+            conditions.append("rowid IN (SELECT s.rowid FROM \(table) s WHERE \(found))")
+            arguments += texts as [DatabaseValueConvertible]
+        }
         for (term, expression) in substring {
             if let expression {
                 conditions.append("rowid IN (SELECT rowid FROM \(SearchIndex.trigramTable) WHERE \(SearchIndex.trigramTable) MATCH ?)")
                 arguments.append(expression)
             } else {
                 // Under 3 characters the trigram index matches nothing: a scan of its rows (only photos with such
-                // text), case as typed. instr() is a plain function, so the text is never a pattern.
-                let columns = term.field.map { $0.columns } ?? SearchIndex.columns
-                let haystack = columns.map { "coalesce(t.\($0), '')" }.joined(separator: " || ' ' || ")
-                let found = term.forms.map { _ in "instr(\(haystack), ?) > 0" }.joined(separator: " OR ")
-                conditions.append("rowid IN (SELECT t.rowid FROM \(SearchIndex.trigramTable) t WHERE \(found))")
-                arguments += term.forms as [DatabaseValueConvertible]
+                // text), in either form.
+                scan(SearchIndex.trigramTable, for: term, holding: term.forms)
             }
         }
-        for term in query.symbolTerms {
-            // Emoji are no tokens: a scan of the word table's text (every photo; ~100 ms for 100,000), as typed.
-            let columns = term.field.map { $0.columns } ?? SearchIndex.columns
-            let haystack = columns.map { "coalesce(w.\($0), '')" }.joined(separator: " || ' ' || ")
-            conditions.append("rowid IN (SELECT w.rowid FROM \(SearchIndex.wordTable) w WHERE instr(\(haystack), ?) > 0)")
-            arguments.append(term.text)
-        }
+        // Emoji are no tokens: a scan of the word table's text (every photo; ~100 ms for 100,000), as typed.
+        for term in query.symbolTerms { scan(SearchIndex.wordTable, for: term, holding: [term.text]) }
         let filter = conditions.isEmpty ? "1" : conditions.joined(separator: " AND ")
         let weights = SearchIndex.weights.map { String($0) }.joined(separator: ", ")
         return try read { db in
