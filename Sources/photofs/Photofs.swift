@@ -68,13 +68,16 @@ struct LoggingOptions: ParsableArguments {
 
 enum LoggingBootstrap {
     private static var done = false
+    /// The terminal's progress bar, which every log line is printed above (TerminalStatusLine.swift). One per
+    /// process, as stderr and swift-log's bootstrap are.
+    static let statusLine = TerminalStatusLine()
     static func once(level: Logger.Level) {
         guard !done else { return }
         done = true
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            return handler
+            return StatusLineLogHandler(inner: handler, statusLine: statusLine)
         }
     }
 }

@@ -9,6 +9,7 @@ import PhotoSources
 final class TerminalProgress: ImportProgress, @unchecked Sendable {
     private let isTerminal = isatty(STDERR_FILENO) == 1
     private let logger: Logger
+    private let statusLine: TerminalStatusLine
     private let lock = NSLock()
     /// When the line was last drawn (monotonic: a clock step must not freeze the bar); nil before the first.
     private var lastDraw: DispatchTime?
@@ -17,7 +18,10 @@ final class TerminalProgress: ImportProgress, @unchecked Sendable {
     private var loggedStages = Set<String>()
     private var waited: TimeInterval = 0
 
-    init(logger: Logger) { self.logger = logger }
+    init(logger: Logger, statusLine: TerminalStatusLine = LoggingBootstrap.statusLine) {
+        self.logger = logger
+        self.statusLine = statusLine
+    }
 
     func update(stage: String, done: Int, total: Int?) {
         lock.lock()
@@ -47,7 +51,7 @@ final class TerminalProgress: ImportProgress, @unchecked Sendable {
         var size = winsize()
         let width = ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 1 ? Int(size.ws_col) - 1 : 79
         let line = String(parts.joined(separator: " · ").prefix(width))
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+        statusLine.show(line)
     }
 
     /// An API call waits for the rate limit or a server's Retry-After: said on its own line when it is long
@@ -69,7 +73,7 @@ final class TerminalProgress: ImportProgress, @unchecked Sendable {
         waited += seconds
         guard let text else { return }
         if isTerminal {
-            FileHandle.standardError.write(Data("\r\u{1B}[K\(text)\n".utf8))
+            statusLine.printAbove { FileHandle.standardError.write(Data("\(text)\n".utf8)) }
             draw()
         } else {
             logger.notice("\(text)")
@@ -82,7 +86,7 @@ final class TerminalProgress: ImportProgress, @unchecked Sendable {
         defer { lock.unlock() }
         if isTerminal && !stages.isEmpty {
             draw()
-            FileHandle.standardError.write(Data("\n".utf8))
+            statusLine.end()
         }
         stages = []
     }

@@ -43,6 +43,33 @@ final class FolderMountTests: MountedTestCase {
         return result
     }
 
+    /// On a terminal the import draws a progress bar with "\r" and no newline: a warning about a corrupt file
+    /// continued the bar's line ("read 4/42026-11-28T00:40:22 warning …"). Run under a pseudo-terminal
+    /// (`script`), every warning starts a line of its own: what is left of its line after the last "clear the
+    /// line" is the warning alone.
+    func testWarningsOnATerminalArePrintedAboveTheProgressBar() throws {
+        try require("script", package: "bsdutils")
+        _ = try photo("IMG_20220102_030405.jpg", seed: 1, tags: [])
+        _ = try photo("IMG_20220102_030406.jpg", seed: 2, tags: [])
+        for name in ["broken1.jpg", "broken2.jpg"] {
+            try Data([0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x08, 0x45, 0x78]).write(to: URL(fileURLWithPath: photos + "/" + name))
+        }
+        func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let command = [MountHarness.binary, "import", "folder", harness.library, photos].map(quoted).joined(separator: " ")
+        let result = Shell.run("script", ["-qec", command, "/dev/null"], environment: ["XDG_CACHE_HOME": harness.xdgCacheHome])
+        XCTAssertEqual(result.status, 0, result.text + result.stderr)
+        // The terminal ends each line with "\r\n" (one Character for Swift: split at it, not at "\n").
+        let output = result.text.replacingOccurrences(of: "\r\n", with: "\n")
+        XCTAssertTrue(output.contains("\r\u{1B}[Kwalk "), "no progress bar on the terminal: \(output.debugDescription)")
+        let warnings = output.components(separatedBy: "\n").filter { $0.contains("image skipped") }
+        XCTAssertEqual(warnings.count, 2, output.debugDescription)
+        for line in warnings {
+            let visible = line.components(separatedBy: "\r\u{1B}[K").last ?? line
+            XCTAssertNotNil(visible.range(of: #"^\d{4}-\d{2}-\d{2}T"#, options: .regularExpression),
+                            "a warning shares its line with the bar: \(line.debugDescription)")
+        }
+    }
+
     /// A file named where a folder is expected: said so, and with nothing else to import the command fails.
     func testAFileNamedInsteadOfAFolderIsRefusedClearly() throws {
         let file = try photo("IMG_20220102_030405.jpg", seed: 1, tags: [])
