@@ -127,11 +127,13 @@ public struct SearchQuery: Equatable, Hashable, Sendable {
     }
 
     /// The terms the word index answers, as one FTS5 expression (nil when every term needs the trigram index):
-    /// `{place region} : "lisb" *`. Every word is a quoted string (a `"` in it doubled), column names come from
-    /// the fixed list above, so no name is an FTS5 syntax error.
+    /// `"harbour" AND {place region} : "lisb" *`. Every word is a quoted string (a `"` in it doubled), column
+    /// names come from the fixed list above, so no name is an FTS5 syntax error. The words are joined by an
+    /// explicit AND: FTS5's implicit AND (a space) is only allowed between phrases, and a folded word is a
+    /// group, `("ｔｏｗｅｒ" * OR "tower" *)`, so `"harbour" ("２０１９" * OR "2019" *)` was a syntax error.
     public var wordExpression: String? {
         let words = terms.filter { !$0.needsSubstringMatch && !$0.isSymbolsOnly }
-        return words.isEmpty ? nil : words.map(Self.expression).joined(separator: " ")
+        return words.isEmpty ? nil : words.map(Self.expression).joined(separator: " AND ")
     }
 
     /// The words of emoji alone, each found by a scan of the indexed text.

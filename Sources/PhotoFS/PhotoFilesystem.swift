@@ -344,7 +344,14 @@ public final class PhotoFilesystem: @unchecked Sendable {
                 + [.inode(Node.search.inode)]
             lock.unlock()
         }
-        return try listing(of: found.node).attributes
+        do {
+            return try listing(of: found.node).attributes
+        } catch {
+            // A query whose search failed is not kept: listed in /search, it would fail every later `ls -lR`,
+            // `find` and `rsync` of the mount until it left the recent 20.
+            if found.change != nil, let node = searches.forget(nameBytes: nameBytes) { store.forget(node) }
+            throw error
+        }
     }
 
     /// rmdir: under /search it forgets a query (ENOENT when none of that name is remembered); anywhere else

@@ -18,23 +18,25 @@ final class SearchQueryTests: XCTestCase {
 
     func testEveryWordIsQuotedAndTheLastIsAPrefix() throws {
         let query = try XCTUnwrap(SearchQuery(name: "harbour 2019"))
-        XCTAssertEqual(query.wordExpression, #""harbour" "2019" *"#)
+        XCTAssertEqual(query.wordExpression, #""harbour" AND "2019" *"#)
         XCTAssertEqual(SearchQuery(name: "sun-set")?.wordExpression, #""sun-set" *"#)
         XCTAssertEqual(SearchQuery(name: "foo:bar")?.wordExpression, #""foo:bar" *"#)
         XCTAssertEqual(SearchQuery(name: "place:lisb")?.wordExpression, #"{place region} : "lisb" *"#)
-        XCTAssertEqual(SearchQuery(name: "Year:2019 x")?.wordExpression, #"{taken} : "2019" "x" *"#)
+        XCTAssertEqual(SearchQuery(name: "Year:2019 x")?.wordExpression, #"{taken} : "2019" AND "x" *"#)
         XCTAssertEqual(SearchQuery(name: "album:")?.wordExpression, #""album:" *"#, "a field with nothing after it is text")
         XCTAssertEqual(SearchQuery(name: "🍕 pizza")?.symbolTerms.map(\.text), ["🍕"])
         XCTAssertEqual(SearchQuery(name: "🍕 pizza")?.wordExpression, #""pizza" *"#)
         XCTAssertNil(SearchQuery(name: "#"), "a digit-like emoji character alone is no query")
-        XCTAssertEqual(SearchQuery(name: "year: 2019 harbour")?.wordExpression, #"{taken} : "2019" "harbour" *"#,
+        XCTAssertEqual(SearchQuery(name: "year: 2019 harbour")?.wordExpression, #"{taken} : "2019" AND "harbour" *"#,
                        "a field apart from its word limits the next one")
         XCTAssertEqual(SearchQuery(name: "PLACE:  lisb")?.wordExpression, #"{place region} : "lisb" *"#)
         XCTAssertEqual(SearchQuery(name: "place: year:2019")?.wordExpression, #"{taken} : "2019" *"#, "its own field wins")
         XCTAssertEqual(SearchQuery(name: "say \"hi\" NOT OR AND *")?.wordExpression,
-                       #""say" """hi""" "NOT" "OR" "AND""#, "operators are words; a word of punctuation alone is dropped")
+                       #""say" AND """hi""" AND "NOT" AND "OR" AND "AND""#, "operators are words; a word of punctuation alone is dropped")
         XCTAssertEqual(SearchQuery(name: "person:ann camera:x100 album:trip")?.wordExpression,
-                       #"{people photographer} : "ann" {camera} : "x100" {albums} : "trip" *"#)
+                       #"{people photographer} : "ann" AND {camera} : "x100" AND {albums} : "trip" *"#)
+        XCTAssertEqual(SearchQuery(name: "harbour ２０１９")?.wordExpression, #""harbour" AND ("２０１９" * OR "2019" *)"#,
+                       "a folded word is a group, joined by an explicit AND (a space beside a group is an FTS5 error)")
         let mixed = try XCTUnwrap(SearchQuery(name: "tokyo 東京タワー 夜"))
         XCTAssertEqual(mixed.wordExpression, #""tokyo""#)
         XCTAssertEqual(mixed.substringTerms.map(\.expression), [#""東京タワー""#, nil])
@@ -110,6 +112,9 @@ final class SearchIndexTests: XCTestCase {
         XCTAssertEqual(try search("夜景 tower"), [], "every word must match")
         XCTAssertEqual(try search("東京タワーの"), ["4"])
         XCTAssertEqual(try search("Ｂｅｌｅｍ"), ["3"], "full-width Latin, as a Japanese input method types it")
+        XCTAssertEqual(try search("Ｂｅｌｅｍ 2019"), ["3"], "a folded word beside another")
+        XCTAssertEqual(try search("harbour ２０１９"), ["1", "3"])
+        XCTAssertEqual(try search("bele\u{301}m harbour"), ["3"], "decomposed (NFD, as macOS sends names) beside another word")
         XCTAssertEqual(try search("ﾀﾜｰ"), ["4"], "half-width katakana")
         XCTAssertEqual(try search("ＰＯＲＴＯ"), ["8"], "stored full width: found as typed (the index folds no width)")
         XCTAssertEqual(try search("ｍａｒ"), ["8"], "a prefix in either form")
@@ -245,9 +250,13 @@ final class SearchIndexTests: XCTestCase {
                      "a*", "*a", "^harbour", "harbour^", "{title}:x", "title:harbour", "-harbour", "+x", "(", ")", "a:b:c",
                      "year:", "year:year:2019", "place:\"", "col:\"x\"", "\\", "'", "';DROP TABLE photo;--", "%", "_",
                      "\u{202E}harbour", "e\u{301}", "😀", "🏳️‍🌈 pride", "ﬁ", "İstanbul", "ß", String(repeating: "é", count: 127),
-                     String(repeating: "東", count: 85), String(repeating: "a ", count: 127) + "a"]
+                     String(repeating: "東", count: 85), String(repeating: "a ", count: 127) + "a",
+                     // Two words, one of them folded (full-width, decomposed, a ligature, a compatibility form):
+                     // once an FTS5 syntax error, EIO in the mount.
+                     "harbour ２０１９", "ｈａｒｂｏｕｒ 2019", "bele\u{301}m harbour", "ﬁ harbour", "① harbour", "№ 1",
+                     "place:ｌｉｓｂ 2019", "year:２０１９ harbour", "harbour place:ｌｉｓｂ"]
         var generator = SystemRandomNumberGenerator()
-        let alphabet = Array("ab \"*:-^(){}+.,'\\%_NOTANDOR東京é\u{301}\t")
+        let alphabet = Array("ab \"*:-^(){}+.,'\\%_NOTANDOR東京é\u{301}\tｈ２ﬁ①")
         for _ in 0..<500 {
             names.append(String((0..<Int.random(in: 1...40, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" }))
         }
@@ -261,6 +270,7 @@ final class SearchIndexTests: XCTestCase {
             XCTAssertNoThrow(try catalog.searchPhotos(query))
         }
         XCTAssertEqual(try search("\"harbour"), ["1", "2", "3"], "a quote is punctuation inside a quoted word")
+        XCTAssertEqual(try search("harbour ２０１９"), try search("harbour 2019"), "a full-width word finds what its usual form does")
         XCTAssertEqual(try search("title:harbour"), [], "not a field: the text \"title:harbour\" as a phrase")
     }
 }
