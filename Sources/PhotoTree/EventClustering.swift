@@ -210,7 +210,7 @@ public enum EventClustering {
             }
             start = position
         }
-        pieces = joinTrips(pieces, places: places, home: home)
+        pieces = joinTrips(pieces, places: places, home: home, coordinates: coordinates)
         pieces = joinTinyPieces(pieces, times: times, minimum: rules.minimumPhotos, near: rules.rhythmGap)
 
         // Events: settled first (their names are fixed), then new ones named around them.
@@ -282,27 +282,68 @@ public enum EventClustering {
         var isRunOfTiny = false
     }
 
-    /// Joins consecutive pieces split by a soft boundary (a night, a long pause) when both are at the same
-    /// place and that place is not home: a three-day trip to one city is one event, three days at home three.
-    private static func joinTrips(_ pieces: [Piece], places: EventPlaces.Labels, home: Int?) -> [Piece] {
+    /// Within this of home's photos (the mean of the photos labelled home) a place is home too: a town's photos
+    /// carry the names of the GeoNames towns nearest them, and a city is often two or three of those (Porto
+    /// and Vila Nova de Gaia across its river, 2 km apart). 15 km: a city's own districts, not a day trip
+    /// (Sintra is 25 km from Lisbon).
+    static let homeRadiusMeters = 15_000.0
+
+    /// Pieces away from home on consecutive days join when this near (the last geotagged photo of one, the
+    /// first of the next): a city's sights (Belém to the Baixa 7 km, Tokyo Tower to Asakusa 8 km), not a day
+    /// trip out of it (Sintra, 25 km from Lisbon, is an event of its own).
+    static let tripRadiusMeters = 20_000.0
+
+    /// The longest run of tiny pieces (`joinTinyPieces`): 31 days, so photos spread over a month stay one event.
+    static let maximumRunSeconds: Int64 = 31 * 86_400
+
+    /// Joins consecutive pieces split by a soft boundary (a night, a long pause) when both are away from home
+    /// and near each other: a three-day trip to one city is one event, three days at home three. Near: the
+    /// same place label, or the first geotagged photo within `tripRadiusMeters` of the last one before it.
+    /// Labels alone split trips whose sights lie nearer different towns (Belém is nearest "Algés", eastern
+    /// Tokyo "Urayasu": a three-day trip made six events). Pieces without a place between two such pieces (an
+    /// evening shot only with a camera without GPS) join the trip too; they had ended it.
+    private static func joinTrips(_ pieces: [Piece], places: EventPlaces.Labels, home: Int?,
+                                  coordinates: [(Double, Double)?]) -> [Piece] {
+        let homePoint = home.flatMap { home in
+            EventPlaces.mean(of: places.ids.indices.lazy.filter { places.ids[$0] == home }.compactMap { coordinates[$0] })
+        }
         var result: [Piece] = []
-        var previousLabel: Int?
+        /// The last piece away from home in `result` (its position), its label and its last geotagged photo,
+        /// while only pieces without a place followed it across soft boundaries.
+        var trip: (position: Int, label: Int?, last: (Double, Double)?)?
         for piece in pieces {
             let label = places.top(piece.members)
-            if piece.before == .soft, let label, label != home, label == previousLabel, var last = result.popLast() {
-                last.members += piece.members
-                result.append(last)
+            let first = piece.members.lazy.compactMap { coordinates[$0] }.first
+            guard label != nil || first != nil else {
+                // No place: kept, and a trip before it may still continue after it.
+                if piece.before != .soft { trip = nil }
+                result.append(piece)
+                continue
+            }
+            let last = piece.members.reversed().lazy.compactMap { coordinates[$0] }.first
+            let atHome = (label != nil && label == home)
+                || (first.map { point in homePoint.map { EventPlaces.distanceMeters(point, $0) <= homeRadiusMeters } ?? false } ?? false)
+            if !atHome, piece.before == .soft, let known = trip,
+               (label != nil && label == known.label)
+                || (first.map { point in known.last.map { EventPlaces.distanceMeters(point, $0) <= tripRadiusMeters } ?? false } ?? false) {
+                var joined = result[known.position]
+                for between in result[(known.position + 1)...] { joined.members += between.members }
+                joined.members += piece.members
+                result.removeSubrange(known.position...)
+                result.append(joined)
+                trip = (known.position, label ?? known.label, last ?? known.last)
             } else {
                 result.append(piece)
+                trip = atHome ? nil : (result.count - 1, label, last)
             }
-            previousLabel = label
         }
         return result
     }
 
-    /// Consecutive pieces of fewer than `minimum` photos across soft boundaries (and `nextDay` ones) are one run; a piece still that
-    /// small joins the neighbour nearer in time across a soft boundary shorter than `near` (the earlier one on a
-    /// tie); otherwise it stays alone. One pass: a piece joined forward is carried into the next.
+    /// Consecutive pieces of fewer than `minimum` photos across soft boundaries (and `nextDay` ones) are one run of
+    /// at most `maximumRunSeconds`; a piece still that small joins the neighbour nearer in time across a soft
+    /// boundary shorter than `near` (the earlier one on a tie); otherwise it stays alone. One pass: a piece
+    /// joined forward is carried into the next.
     private static func joinTinyPieces(_ pieces: [Piece], times: [Int64], minimum: Int, near: Int64) -> [Piece] {
         // Members are in time order (pieces are runs of photos sorted by time, joined in order).
         func start(_ piece: Piece) -> Int64 { piece.members.first.map { times[$0] } ?? 0 }
@@ -311,10 +352,12 @@ public enum EventClustering {
         // one event, and none of those photos joins a burst the day after (each alone joined its nearer
         // neighbour: the last one became part of the next morning's four photos, renaming them
         // "2019-09-07–08 Bologna").
+        // A run spans at most `maximumRunSeconds`: a photo a day for 13 months was one event of 400 photos, listed
+        // only under the year it began (/events/<next year> did not exist). Photos spread over a month stay one.
         var runs: [Piece] = []
         for piece in pieces {
             if piece.members.count < minimum, piece.before == .soft || piece.before == .nextDay, let last = runs.last,
-               last.members.count < minimum || last.isRunOfTiny {
+               last.members.count < minimum || last.isRunOfTiny, end(piece) - start(last) <= maximumRunSeconds {
                 runs[runs.count - 1].members += piece.members
                 runs[runs.count - 1].isRunOfTiny = true
             } else {

@@ -113,6 +113,21 @@ enum EventPlaces {
         return (latitude, longitude)
     }
 
+    /// The centre of `points` (the mean of their unit vectors, so places either side of the antimeridian
+    /// average to it, not to longitude 0); nil for none, or for points that cancel out.
+    static func mean<Points: Sequence>(of points: Points) -> (Double, Double)? where Points.Element == (Double, Double) {
+        let radians = Double.pi / 180
+        var x = 0.0, y = 0.0, z = 0.0
+        for (latitude, longitude) in points {
+            x += cos(latitude * radians) * cos(longitude * radians)
+            y += cos(latitude * radians) * sin(longitude * radians)
+            z += sin(latitude * radians)
+        }
+        let length = (x * x + y * y + z * z).squareRoot()
+        guard length > 1e-9 else { return nil }
+        return (asin(max(-1, min(1, z / length))) / radians, atan2(y, x) / radians)
+    }
+
     /// Great-circle distance (haversine, mean Earth radius 6,371 km).
     static func distanceMeters(_ a: (Double, Double), _ b: (Double, Double)) -> Double {
         let radians = Double.pi / 180

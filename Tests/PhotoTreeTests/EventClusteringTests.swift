@@ -331,6 +331,69 @@ final class EventClusteringTests: XCTestCase {
         XCTAssertEqual(events.last?.firstAt, Self.at(2024, 10, 10, 14, 30), "the 90-minute gap before Lisbon is the boundary")
     }
 
+    /// Ten days at home in Porto, so Porto is home.
+    static func homeInPorto(_ library: inout Library, from day: Int) {
+        for offset in 0..<10 { library.burst(from: at(2025, 3, day + offset, 9), to: at(2025, 3, day + offset, 9, 20), every: 300,
+                                             place: "Porto", at: porto) }
+    }
+
+    /// A three-day trip to Lisbon whose mornings are at Belém (nearest GeoNames town: Algés) and evenings in
+    /// the Baixa (Lisbon), 7 km apart: one event, not six (pieces were joined only when their labels matched).
+    func testATripWhoseSightsAreNearestDifferentTownsIsOneEvent() {
+        var library = Library()
+        Self.homeInPorto(&library, from: 1)
+        let belem = (38.6916, -9.2160), baixa = (38.7110, -9.1366)
+        for day in 9...11 {
+            library.burst(from: Self.at(2025, 4, day, 9), to: Self.at(2025, 4, day, 11, 45), every: 900, place: "Algés", at: belem)
+            library.burst(from: Self.at(2025, 4, day, 17), to: Self.at(2025, 4, day, 19, 45), every: 900, place: "Lisbon", at: baixa)
+        }
+        let april = EventClustering.cluster(library.photos, stored: [], now: 0).events.filter { $0.firstAt >= Self.at(2025, 4, 1) }
+        XCTAssertEqual(april.count, 1, april.map(\.name).joined(separator: ", "))
+        XCTAssertEqual(april.first?.members.count, 3 * (12 + 12))
+        XCTAssertEqual(april.first.map { Set($0.places) }, ["Algés", "Lisbon"])
+    }
+
+    /// An evening shot only with a camera without GPS, inside a trip: part of it, not an event that also kept
+    /// the next day from joining the first.
+    func testAnEveningWithoutAPlaceInsideATripJoinsIt() {
+        var library = Library()
+        Self.homeInPorto(&library, from: 1)
+        let evora = (38.5714, -7.9135)
+        for day in 10...12 {
+            library.burst(from: Self.at(2025, 6, day, 10), to: Self.at(2025, 6, day, 12, 45), every: 900, place: "Evora", at: evora)
+        }
+        library.burst(from: Self.at(2025, 6, 10, 20, 30), to: Self.at(2025, 6, 10, 22, 18), every: 720, place: nil)
+        let june = EventClustering.cluster(library.photos, stored: [], now: 0).events.filter { $0.firstAt >= Self.at(2025, 6, 1) }
+        XCTAssertEqual(june.map(\.name), ["2025-06-10–12 Evora"])
+        XCTAssertEqual(june.first?.members.count, 3 * 12 + 10)
+    }
+
+    /// Home whose photos carry two towns' names (Porto and Vila Nova de Gaia across the river, 2 km): two days
+    /// labelled Gaia are days at home, two events, not a "trip" to Gaia joined across the night.
+    func testDaysAtHomeUnderANeighbouringTownsNameAreNotATrip() {
+        var library = Library()
+        Self.homeInPorto(&library, from: 1)
+        let gaia = (41.1239, -8.6118)
+        for day in 20...21 {
+            library.burst(from: Self.at(2025, 3, day, 10), to: Self.at(2025, 3, day, 12), every: 900, place: "Vila Nova de Gaia", at: gaia)
+        }
+        let gaiaEvents = EventClustering.cluster(library.photos, stored: [], now: 0).events.filter { $0.places.first == "Vila Nova de Gaia" }
+        XCTAssertEqual(gaiaEvents.map(\.name), ["2025-03-20 Vila Nova de Gaia", "2025-03-21 Vila Nova de Gaia"])
+    }
+
+    /// A photo a day for 13 months: runs of at most 31 days, under both years (one event of 400 photos left
+    /// /events/2025 empty).
+    func testAPhotoADayForMoreThanAYearIsRunsOfAMonth() {
+        var library = Library()
+        for day in 0..<400 { library.add(Self.at(2024, 6, 1, 18) + Int64(day) * 86_400, place: "Porto", at: Self.porto) }
+        let events = EventClustering.cluster(library.photos, stored: [], now: 0).events
+        XCTAssertEqual(events.count, 13, events.map(\.name).joined(separator: ", "))
+        XCTAssertEqual(events.first?.name, "2024-06-01–07-02 Porto")
+        XCTAssertTrue(events.allSatisfy { $0.lastAt - $0.firstAt <= 31 * 86_400 }, events.map(\.name).joined(separator: ", "))
+        XCTAssertEqual(Set(events.map(\.year)), [2024, 2025])
+        XCTAssertEqual(events.map(\.members.count).reduce(0, +), 400)
+    }
+
     /// Acceptance 1's "photos spread over a month", as people take them: one photo every evening at 19:00
     /// give or take 40 minutes, so about half the gaps are over 24 hours. One event, as if each came exactly a
     /// day after the one before; a day without a photo ends it.
