@@ -49,6 +49,10 @@ public enum FolderWalk {
                 result.warnings.append("folder not imported: \(root): not a folder")
                 continue
             }
+            if let reason = MountBoundaries.reasonNotToWalk(root) {
+                result.warnings.append("folder not imported: \(root): \(reason)")
+                continue
+            }
             guard let handle = opendir(root) else {
                 result.warnings.append("folder not imported: \(root): \(lastError(or: "cannot be read"))")
                 continue
@@ -114,6 +118,8 @@ public enum FolderWalk {
         // Each entry is stat'ed relative to the open folder (fstatat), as find(1) does: a stat by absolute path
         // walks every component again, which made the walk of 100,000 files several times find's.
         let folderFD = dirfd(handle)
+        var folderInfo = stat()
+        let folderDevice = fstat(folderFD, &folderInfo) == 0 ? UInt64(folderInfo.st_dev) : nil
         var entries: [Entry] = []
         while let entry = readdir(handle) {
             var notUTF8 = false
@@ -154,7 +160,8 @@ public enum FolderWalk {
                 }
                 switch info.st_mode & S_IFMT {
                 case S_IFDIR:
-                    return Entry(name: name, sortKey: name + "/", kind: .folder, readableByOthers: info.st_mode & S_IXOTH != 0)
+                    return Entry(name: name, sortKey: name + "/", kind: .folder, device: UInt64(info.st_dev),
+                                 readableByOthers: info.st_mode & S_IXOTH != 0)
                 case S_IFREG:
                     return Entry(
                         name: name, sortKey: name, kind: .file, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
@@ -206,6 +213,11 @@ public enum FolderWalk {
             case .linkToFolder:
                 continue
             case .folder:
+                // A mount point (another device than this folder's): not a photofs mount or the kernel's.
+                if entry.device != folderDevice, let reason = MountBoundaries.reasonNotToWalk(folder + "/" + name) {
+                    result.warnings.append("folder skipped: \(folder)/\(name): \(reason)")
+                    continue
+                }
                 if !isLeftOut(folderNamed: name) {
                     walkFolder(folder + "/" + name, root: root, othersMayEnter: othersMayEnter && entry.readableByOthers,
                                into: &result)

@@ -70,6 +70,31 @@ final class FolderMountTests: MountedTestCase {
         }
     }
 
+    /// A mount of the library inside an imported folder (`~/Photos` mounted, then `~` imported) is not walked:
+    /// its photos came back as duplicates of themselves read through FUSE, a deleted photo lived on through its
+    /// copies there, and the mount's /recent fed each import new "files".
+    func testAPhotofsMountInsideAnImportedFolderIsNotWalked() throws {
+        _ = try photo("IMG_20220102_030405.jpg", seed: 1, tags: [])
+        _ = try photo("IMG_20220102_030406.jpg", seed: 2, tags: [])
+        XCTAssertTrue(importFolder().text.contains("2 new"))
+        let inner = photos + "/Library"
+        try FileManager.default.createDirectory(atPath: inner, withIntermediateDirectories: true)
+        let mounted = harness.photofs(["mount", harness.library, inner, "--cache-dir", harness.root.appendingPathComponent("inner-cache").path])
+        XCTAssertEqual(mounted.status, 0, mounted.stderr)
+        defer { _ = Shell.run("fusermount3", ["-u", inner]) }
+        XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: inner + "/moments").isEmpty, "the mount is live")
+        let again = importFolder()
+        XCTAssertTrue(again.stderr.contains("folder skipped: \(inner): a photofs mount"), again.stderr)
+        XCTAssertTrue(again.text.contains("2 image file(s)"), again.text)
+        XCTAssertFalse(again.text.contains("duplicate"), again.text)
+        let inside = harness.photofs(["import", "folder", harness.library, inner + "/moments"])
+        XCTAssertTrue(inside.stderr.contains("folder not imported: \(inner)/moments: a photofs mount"), inside.stderr)
+        // A photo deleted from the folder leaves the library (no copy in the mount keeps it).
+        try FileManager.default.removeItem(atPath: photos + "/IMG_20220102_030406.jpg")
+        _ = importFolder()
+        XCTAssertEqual(try harness.catalog().allPhotos().filter { $0.id.hasPrefix("file-") }.count, 1)
+    }
+
     /// A file named where a folder is expected: said so, and with nothing else to import the command fails.
     func testAFileNamedInsteadOfAFolderIsRefusedClearly() throws {
         let file = try photo("IMG_20220102_030405.jpg", seed: 1, tags: [])
