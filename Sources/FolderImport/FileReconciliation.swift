@@ -58,32 +58,59 @@ public enum FileReconciliation {
         public var pathsToRead: [String] { changes.filter { $0.value.0 != .unchanged }.map(\.key).sorted() }
     }
 
+    /// Identity follows the file, then the path: a walked file at its remembered path with its remembered
+    /// device and inode is that file (unchanged, or edited in place); one whose device and inode a remembered
+    /// file had is that file renamed, wherever it was (a path is often reused: a photo archived and the next
+    /// card's `IMG_0001.JPG` in its place, files renumbered or two names swapped); what is left at a remembered
+    /// path is that file edited (an editor's save writes a new inode and renames it over the old); the rest is
+    /// new. Matching the path first gave the archived photo's identity (inode, id, thumbnails) to the new card's.
     public static func classify(remembered: [RememberedFile], walked: [WalkedFile]) -> Classification {
-        var byPath: [String: RememberedFile] = [:]
-        for file in remembered { byPath[file.path] = file }
-        let walkedPaths = Set(walked.map(\.path))
-        // Remembered files no longer at their path, by device and inode, for renames.
-        var gone: [String: RememberedFile] = [:]
-        var byInode: [InodeKey: String] = [:]
-        for file in remembered.sorted(by: { $0.path < $1.path }) where !walkedPaths.contains(file.path) {
-            gone[file.path] = file
-            byInode[InodeKey(device: file.device, inode: file.inode)] = byInode[InodeKey(device: file.device, inode: file.inode)] ?? file.path
-        }
+        var byPath: [String: Int] = [:]
+        for (index, file) in remembered.enumerated() { byPath[file.path] = index }
+        var claimed = [Bool](repeating: false, count: remembered.count)
         var changes: [String: (FileChange, RememberedFile?)] = [:]
-        for file in walked.sorted(by: { $0.path < $1.path }) {
-            if let known = byPath[file.path] {
-                let same = known.device == file.device && known.inode == file.inode && known.size == file.size
-                    && known.mtimeNanos == file.mtimeNanos
-                changes[file.path] = (same ? .unchanged : .edited, known)
-            } else if let oldPath = byInode[InodeKey(device: file.device, inode: file.inode)], let known = gone[oldPath] {
-                byInode[InodeKey(device: file.device, inode: file.inode)] = nil
-                gone[oldPath] = nil
-                changes[file.path] = (.renamed, known)
+        let inOrder = walked.sorted { $0.path < $1.path }
+        // 1. Same path, same file.
+        var left: [WalkedFile] = []
+        for file in inOrder {
+            if let index = byPath[file.path], remembered[index].device == file.device, remembered[index].inode == file.inode {
+                let known = remembered[index]
+                claimed[index] = true
+                changes[file.path] = (known.size == file.size && known.mtimeNanos == file.mtimeNanos ? .unchanged : .edited, known)
+            } else {
+                left.append(file)
+            }
+        }
+        // 2. The same file at another path (renamed or moved inside a file system). Only when some file is not
+        // where it was: an unchanged re-import of 100,000 files hashes no inode.
+        if !left.isEmpty {
+            var byInode: [InodeKey: [Int]] = [:]
+            for (index, file) in remembered.enumerated().sorted(by: { $0.element.path < $1.element.path }) where !claimed[index] {
+                byInode[InodeKey(device: file.device, inode: file.inode), default: []].append(index)
+            }
+            var stillLeft: [WalkedFile] = []
+            for file in left {
+                let key = InodeKey(device: file.device, inode: file.inode)
+                if let index = byInode[key]?.first(where: { !claimed[$0] }) {
+                    claimed[index] = true
+                    changes[file.path] = (.renamed, remembered[index])
+                } else {
+                    stillLeft.append(file)
+                }
+            }
+            left = stillLeft
+        }
+        // 3. Another file at a remembered path whose file went: edited. 4. The rest: new.
+        for file in left {
+            if let index = byPath[file.path], !claimed[index] {
+                claimed[index] = true
+                changes[file.path] = (.edited, remembered[index])
             } else {
                 changes[file.path] = (.new, nil)
             }
         }
-        return Classification(changes: changes, vanished: gone.values.sorted { $0.path < $1.path })
+        let vanished = remembered.indices.filter { !claimed[$0] }.map { remembered[$0] }.sorted { $0.path < $1.path }
+        return Classification(changes: changes, vanished: vanished)
     }
 
     /// A walked file after step 1 and, when it was read, its partial hash.

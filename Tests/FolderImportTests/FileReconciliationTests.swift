@@ -64,6 +64,39 @@ final class FileReconciliationTests: XCTestCase {
         XCTAssertEqual(resolution.removedPhotoIDs, [])
     }
 
+    /// A photo archived and the next card's IMG_0001.JPG in its place: the archived file keeps its photo, the
+    /// new one is new (by path first, the new file took the old photo's identity, and the old became "-2").
+    func testAReusedPathDoesNotTakeTheMovedPhotosIdentity() {
+        let before = [remembered("/p/DCIM/IMG_0001.JPG", inode: 7, hash: "A", id: "file-A")]
+        let now = [walked("/p/Archive/IMG_0001.JPG", inode: 7), walked("/p/DCIM/IMG_0001.JPG", inode: 8, size: 2000, mtime: 5)]
+        let (classification, resolution, _) = reconcile(before, now, hashes: ["/p/Archive/IMG_0001.JPG": "A", "/p/DCIM/IMG_0001.JPG": "B"])
+        XCTAssertEqual(classification.changes["/p/Archive/IMG_0001.JPG"]?.0, .renamed)
+        XCTAssertEqual(classification.changes["/p/DCIM/IMG_0001.JPG"]?.0, .new)
+        XCTAssertEqual(resolution.files.map(\.photoID), ["file-A", "file-B"])
+        XCTAssertEqual(resolution.representative["file-A"], "/p/Archive/IMG_0001.JPG")
+        XCTAssertEqual(resolution.removedPhotoIDs, [])
+    }
+
+    /// Two names swapped, and a folder renumbered (each file renamed to the next number): every photo follows
+    /// its file.
+    func testSwappedAndRenumberedNamesKeepTheirPhotos() {
+        let before = [remembered("/p/a.jpg", inode: 7, hash: "A", id: "file-A"), remembered("/p/b.jpg", inode: 8, hash: "B", id: "file-B")]
+        var (classification, resolution, _) = reconcile(before, [walked("/p/a.jpg", inode: 8), walked("/p/b.jpg", inode: 7)],
+                                                        hashes: ["/p/a.jpg": "B", "/p/b.jpg": "A"])
+        XCTAssertEqual(classification.changes["/p/a.jpg"]?.0, .renamed)
+        XCTAssertEqual(resolution.files.map(\.photoID), ["file-B", "file-A"])
+        XCTAssertEqual(resolution.removedPhotoIDs, [])
+
+        let numbered = (1...4).map { remembered("/p/DSC_000\($0).JPG", inode: UInt64(10 + $0), hash: "H\($0)", id: "file-H\($0)") }
+        let shifted = (1...4).map { walked("/p/DSC_000\($0 + 1).JPG", inode: UInt64(10 + $0)) }
+        var hashes: [String: String] = [:]
+        for number in 1...4 { hashes["/p/DSC_000\(number + 1).JPG"] = "H\(number)" }
+        (classification, resolution, _) = reconcile(numbered, shifted, hashes: hashes)
+        XCTAssertEqual(resolution.files.map(\.photoID), ["file-H1", "file-H2", "file-H3", "file-H4"])
+        XCTAssertEqual(Set(classification.changes.values.map(\.0)), [.renamed])
+        XCTAssertEqual(resolution.removedPhotoIDs, [])
+    }
+
     func testMoveToAnotherInodeIsFoundByContent() {
         let before = [remembered("/p/a.jpg", inode: 7, hash: "A", id: "file-A")]
         let (_, resolution, _) = reconcile(before, [walked("/p/other/a.jpg", inode: 99)], hashes: ["/p/other/a.jpg": "A"])
