@@ -67,6 +67,15 @@ public enum CaptureDateRules {
         if let seconds = fileNameDate(fileName, latestYear: latest) {
             return CaptureDate(wallClock: seconds, origin: .fileName)
         }
+        // A day without a time (WhatsApp's IMG-20240714-WA0001.jpg: WhatsApp strips EXIF, so its name is the
+        // only date): the modification time when it falls on that day (the time it was received), else the
+        // day's first second.
+        if let day = fileNameDay(fileName, latestYear: latest) {
+            if let modifiedWallClock, modifiedWallClock >= day, modifiedWallClock < day + 86_400 {
+                return CaptureDate(wallClock: modifiedWallClock, origin: .fileName)
+            }
+            return CaptureDate(wallClock: day, origin: .fileName)
+        }
         if let modifiedWallClock, let seconds = MomentRange.valid(modifiedWallClock) {
             return CaptureDate(wallClock: seconds, origin: .fileModified)
         }
@@ -117,7 +126,10 @@ public enum CaptureDateRules {
 
     /// A date and time in a file name, as cameras and phones write them: `IMG_20240714_093012.jpg`,
     /// `PXL_20240714_093012345.jpg` (milliseconds ignored), `20240714_093012.jpg`, `2024-07-14 09.30.12.jpg`
-    /// (also with "_", "-" or ":" between the parts). The digits must not continue a longer number.
+    /// (also with "_", "-" or ":" between the parts), macOS's `Screenshot 2024-07-14 at 09.30.12.png`,
+    /// Signal's `signal-2024-07-14-093012.jpg`, Windows Camera's `WIN_20240714_09_30_12_Pro.jpg`, and 14 digits
+    /// in a row (DJI's `DJI_20240714093012_0001_D.JPG`, Android's `…_BURST20240714093012_COVER.jpg`). The digits
+    /// must not continue a longer number.
     public static func fileNameDate(_ name: String, latestYear: Int) -> Int64? {
         let bytes = Array(name.utf8.prefix(1024))
         func isDigit(_ index: Int) -> Bool {
@@ -146,14 +158,52 @@ public enum CaptureDateRules {
                let s = number(start + 13, 2), let seconds = plausible(y, mo, d, h, mi, s) {
                 return seconds
             }
-            // YYYY-MM-DD[ _-T]HH.MM.SS (or with ":" or "-" in the time)
-            if let y = number(start, 4), byte(start + 4, in: "-"), let mo = number(start + 5, 2),
-               byte(start + 7, in: "-"), let d = number(start + 8, 2), byte(start + 10, in: " _-T"),
-               let h = number(start + 11, 2), byte(start + 13, in: ".:-"), let mi = number(start + 14, 2),
-               byte(start + 16, in: ".:-"), let s = number(start + 17, 2), !isDigit(start + 19),
+            // YYYYMMDD_HH_MM_SS (Windows Camera)
+            if let y = number(start, 4), let mo = number(start + 4, 2), let d = number(start + 6, 2),
+               byte(start + 8, in: "_"), let h = number(start + 9, 2), byte(start + 11, in: "_"),
+               let mi = number(start + 12, 2), byte(start + 14, in: "_"), let s = number(start + 15, 2),
+               !isDigit(start + 17), let seconds = plausible(y, mo, d, h, mi, s) {
+                return seconds
+            }
+            // YYYYMMDDHHMMSS, then a non-digit or three digits of milliseconds
+            if let y = number(start, 4), let mo = number(start + 4, 2), let d = number(start + 6, 2),
+               let h = number(start + 8, 2), let mi = number(start + 10, 2), let s = number(start + 12, 2),
+               !isDigit(start + 14) || (number(start + 14, 3) != nil && !isDigit(start + 17)),
                let seconds = plausible(y, mo, d, h, mi, s) {
                 return seconds
             }
+            guard let y = number(start, 4), byte(start + 4, in: "-"), let mo = number(start + 5, 2),
+                  byte(start + 7, in: "-"), let d = number(start + 8, 2) else { continue }
+            // YYYY-MM-DD-HHMMSS (Signal)
+            if byte(start + 10, in: "-"), let h = number(start + 11, 2), let mi = number(start + 13, 2),
+               let s = number(start + 15, 2), !isDigit(start + 17), let seconds = plausible(y, mo, d, h, mi, s) {
+                return seconds
+            }
+            // YYYY-MM-DD[ _-T]HH.MM.SS (or with ":" or "-" in the time), or YYYY-MM-DD at HH.MM.SS (macOS)
+            let time = bytes.count > start + 14 && bytes[(start + 10)..<(start + 14)].elementsEqual(" at ".utf8) ? start + 14
+                : byte(start + 10, in: " _-T") ? start + 11 : nil
+            if let time, let h = number(time, 2), byte(time + 2, in: ".:-"), let mi = number(time + 3, 2),
+               byte(time + 5, in: ".:-"), let s = number(time + 6, 2), !isDigit(time + 8),
+               let seconds = plausible(y, mo, d, h, mi, s) {
+                return seconds
+            }
+        }
+        return nil
+    }
+
+    /// The day of a name that has a date and no time: WhatsApp's `IMG-20240714-WA0001.jpg` (and `VID-`,
+    /// `PTT-`…: `YYYYMMDD-WA` and digits). The day's first second, or nil.
+    public static func fileNameDay(_ name: String, latestYear: Int) -> Int64? {
+        let bytes = Array(name.utf8.prefix(1024))
+        guard bytes.count >= 11 else { return nil }
+        for start in 0...(bytes.count - 11) where start == 0 || !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[start - 1]) {
+            let digits = bytes[start..<start + 8]
+            guard digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                  bytes[(start + 8)..<(start + 11)].elementsEqual("-WA".utf8) else { continue }
+            let value = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+            let (y, mo, d) = (value / 10_000, value / 100 % 100, value % 100)
+            guard (earliestYear...max(earliestYear, latestYear)).contains(y) else { return nil }
+            return MomentRange.seconds(year: y, month: mo, day: d, hour: 0, minute: 0, second: 0)
         }
         return nil
     }

@@ -41,13 +41,36 @@ final class CaptureDateTests: XCTestCase {
                        MomentRange.seconds(year: 2016, month: 12, day: 31, hour: 23, minute: 59, second: 59))
         let expected = seconds(2024, 7, 14, 9, 30, 12)
         for name in ["IMG_20240714_093012.jpg", "PXL_20240714_093012345.jpg", "2024-07-14 09.30.12.jpg",
-                     "20240714_093012.jpg", "VID-20240714-093012.jpg", "Screenshot_2024-07-14-09-30-12.png"] {
+                     "20240714_093012.jpg", "VID-20240714-093012.jpg", "Screenshot_2024-07-14-09-30-12.png",
+                     "Screenshot 2024-07-14 at 09.30.12.png", "signal-2024-07-14-093012.jpg", "WIN_20240714_09_30_12_Pro.jpg",
+                     "DJI_20240714093012_0001_D.JPG", "00000IMG_00000_BURST20240714093012_COVER.jpg",
+                     "IMG_20240714093012345.jpg"] {
             XCTAssertEqual(CaptureDateRules.fileNameDate(name, latestYear: 2026), expected, name)
         }
         for name in ["IMG_1234.jpg", "120240714_093012.jpg", "20241314_093012.jpg", "2024-07-14.jpg",
+                     "IMG_202407140930121.jpg", "20240714093012345678.jpg", "Screenshot 2024-07-14 at .png",
                      "99990714_093012.jpg", "", String(repeating: "1", count: 100_000)] {
             XCTAssertNil(CaptureDateRules.fileNameDate(name, latestYear: 2026), String(name.prefix(40)))
         }
+    }
+
+    /// WhatsApp's names hold a day and no time (and WhatsApp strips EXIF): the modification time when it is on
+    /// that day, else the day's first second.
+    func testADayWithoutATimeInTheName() {
+        let day = seconds(2024, 7, 14, 0, 0, 0)
+        XCTAssertEqual(CaptureDateRules.fileNameDay("IMG-20240714-WA0001.jpg", latestYear: 2026), day)
+        XCTAssertEqual(CaptureDateRules.fileNameDay("VID-20240714-WA0012.mp4", latestYear: 2026), day)
+        for name in ["IMG-20240714-0001.jpg", "IMG-120240714-WA0001.jpg", "IMG-20241314-WA0001.jpg", "IMG-99990714-WA1.jpg", "-WA"] {
+            XCTAssertNil(CaptureDateRules.fileNameDay(name, latestYear: 2026), name)
+        }
+        let now = seconds(2026, 1, 1, 0, 0, 0)
+        let received = seconds(2024, 7, 14, 18, 5, 0)
+        XCTAssertEqual(CaptureDateRules.captureDate(ExifFields(), fileName: "IMG-20240714-WA0001.jpg", modifiedWallClock: received,
+                                                    now: now)?.wallClock, received)
+        let copiedLater = seconds(2025, 3, 1, 10, 0, 0)
+        let date = CaptureDateRules.captureDate(ExifFields(), fileName: "IMG-20240714-WA0001.jpg", modifiedWallClock: copiedLater, now: now)
+        XCTAssertEqual(date?.wallClock, day)
+        XCTAssertEqual(date?.origin, .fileName)
     }
 
     func testFallbackOrder() {
