@@ -1,4 +1,5 @@
-// Every city of Debian's libgeonames (GeoNames' cities of 15,000 people or more, built into the library).
+// Every city of Debian's libgeonames (GeoNames' cities of 15,000 people or more, built into the library), and
+// the few of that list it leaves out.
 import CGeonames
 import Foundation
 
@@ -17,6 +18,35 @@ public enum GeonamesCities {
                                timezone: text(geonames_city_get_timezone(city)),
                                latitude: geonames_city_get_latitude(city), longitude: geonames_city_get_longitude(city)))
         }
-        return cities
+        return cities + missingFromLibgeonames
     }()
+
+    /// Cities of GeoNames' 15,000-people list that Debian's libgeonames leaves out (it keeps only cities
+    /// with a first-level division, which city-states and some territories have none of): without them a
+    /// photo in Singapore was filed in Johor, Malaysia, one in Macau in Guangdong, China, one in Gibraltar in
+    /// Andalusia, Spain. Positions from GeoNames; the region is the territory's own name.
+    static let missingFromLibgeonames: [City] = [
+        City(name: "Singapore", state: "Singapore", country: "Singapore", timezone: "Asia/Singapore",
+             latitude: 1.28967, longitude: 103.85007),
+        City(name: "Woodlands", state: "Singapore", country: "Singapore", timezone: "Asia/Singapore",
+             latitude: 1.43801, longitude: 103.78877),
+        City(name: "Jurong West", state: "Singapore", country: "Singapore", timezone: "Asia/Singapore",
+             latitude: 1.34037, longitude: 103.70905),
+        City(name: "Tampines", state: "Singapore", country: "Singapore", timezone: "Asia/Singapore",
+             latitude: 1.35411, longitude: 103.94365),
+        City(name: "Macau", state: "Macau", country: "Macau S.A.R", timezone: "Asia/Macau",
+             latitude: 22.20056, longitude: 113.54611),
+        City(name: "Gibraltar", state: "Gibraltar", country: "Gibraltar", timezone: "Europe/Gibraltar",
+             latitude: 36.14474, longitude: -5.35257),
+        City(name: "Philipsburg", state: "Sint Maarten", country: "Sint Maarten", timezone: "America/Lower_Princes",
+             latitude: 18.026, longitude: -63.04582),
+        City(name: "Willemstad", state: "Curaçao", country: "Curaçao", timezone: "America/Curacao",
+             latitude: 12.1084, longitude: -68.93354),
+        City(name: "Oranjestad", state: "Aruba", country: "Aruba", timezone: "America/Aruba",
+             latitude: 12.52398, longitude: -70.02703),
+        City(name: "Saint Peter Port", state: "Guernsey", country: "Guernsey", timezone: "Europe/Guernsey",
+             latitude: 49.45981, longitude: -2.53527),
+        City(name: "Nouméa", state: "South Province", country: "New Caledonia", timezone: "Pacific/Noumea",
+             latitude: -22.27631, longitude: 166.4572),
+    ]
 }

@@ -37,4 +37,15 @@ final class NearestCityTests: XCTestCase {
         XCTAssertEqual(all.nearest(latitude: -33.8688, longitude: 151.2093)?.regionName, "New South Wales")
         XCTAssertNil(all.nearest(latitude: 0.5, longitude: -140), "the middle of the Pacific")
     }
+
+    /// City-states and territories libgeonames leaves out: filed under their own name, not a neighbour's.
+    func testCityStatesAreTheirOwnRegion() {
+        let all = NearestCity(cities: GeonamesCities.all)
+        for (latitude, longitude, region) in [(1.2834, 103.8607, "Singapore"), (1.3521, 103.8198, "Singapore"),
+                                              (1.4360, 103.7860, "Singapore"), (22.1937, 113.5399, "Macau"),
+                                              (36.1408, -5.3536, "Gibraltar"), (18.0237, -63.0458, "Sint Maarten"),
+                                              (1.4655, 103.7578, "Johor"), (22.2783, 114.1747, "Central and Western")] {
+            XCTAssertEqual(all.nearest(latitude: latitude, longitude: longitude)?.regionName, region, "\(latitude), \(longitude)")
+        }
+    }
 }
