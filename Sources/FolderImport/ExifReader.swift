@@ -31,7 +31,7 @@ public enum ExifReader {
             if Int(entry.pointee.size) > ExifFields.textLimit { oversized[tag] = Int(entry.pointee.size) }
             var raw = Array(UnsafeBufferPointer(start: base, count: count))
             if let nul = raw.firstIndex(of: 0) { raw.removeSubrange(nul...) }
-            return String(decoding: raw, as: UTF8.self)
+            return ExifText.decoded(raw)
         }
         func integer(_ ifd: ExifIfd, _ tag: UInt32) -> Int? {
             guard let entry = entry(ifd, tag), let base = entry.pointee.data, entry.pointee.components >= 1 else { return nil }

@@ -141,9 +141,13 @@ public enum PhotoMetadataRules {
     }
 
     /// `Artist`, else "Make Model" (the model alone when it already starts with the make, as "Canon EOS R5"
-    /// does), else unknown.
+    /// does), else unknown. An Artist of no letter or digit ("." , "..", "-") names nobody: it made folders
+    /// "Unknown" and "Unknown (a03f2d)" beside "Unknown Photographer".
     public static func photographer(_ exif: ExifFields) -> Photographer {
-        if let artist = cleanText(exif.artist) { return .artist(String(artist.prefix(SourceText.nameLimit))) }
+        if let artist = cleanText(exif.artist),
+           artist.unicodeScalars.contains(where: { $0.properties.isAlphabetic || $0.properties.numericType != nil }) {
+            return .artist(String(artist.prefix(SourceText.nameLimit)))
+        }
         let camera = camera(exif)
         return camera.map { .camera(String($0.prefix(SourceText.nameLimit))) } ?? .unknown
     }

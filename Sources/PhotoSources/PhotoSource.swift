@@ -456,7 +456,12 @@ public enum SourceText {
         let make = make?.trimmingCharacters(in: .whitespacesAndNewlines)
         let model = model?.trimmingCharacters(in: .whitespacesAndNewlines)
         switch (make?.isEmpty == false ? make : nil, model?.isEmpty == false ? model : nil) {
-        case let (make?, model?): return model.lowercased().hasPrefix(make.lowercased()) ? model : make + " " + model
+        case let (make?, model?):
+            // The model alone when it already names the make: "Canon" + "Canon EOS R5", and "NIKON CORPORATION" +
+            // "NIKON D750" (the make's first word), which read "NIKON CORPORATION NIKON D750".
+            let makeWord = make.lowercased().split(separator: " ").first.map(String.init) ?? make.lowercased()
+            let modelWord = model.lowercased().split(separator: " ").first.map(String.init) ?? ""
+            return model.lowercased().hasPrefix(make.lowercased()) || modelWord == makeWord ? model : make + " " + model
         case let (one?, nil), let (nil, one?): return one
         case (nil, nil): return nil
         }

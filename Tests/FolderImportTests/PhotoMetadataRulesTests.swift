@@ -11,14 +11,23 @@ final class PhotoMetadataRulesTests: XCTestCase {
         XCTAssertEqual(PhotoMetadataRules.photographer(exif), .camera("Canon EOS R5"))
         exif.make = "NIKON CORPORATION "
         exif.model = "NIKON D750"
-        XCTAssertEqual(PhotoMetadataRules.photographer(exif), .camera("NIKON CORPORATION NIKON D750"))
+        XCTAssertEqual(PhotoMetadataRules.photographer(exif), .camera("NIKON D750"), "the model names the make's first word")
+        exif.make = "OLYMPUS IMAGING CORP."
+        exif.model = "E-M10"
+        XCTAssertEqual(PhotoMetadataRules.photographer(exif), .camera("OLYMPUS IMAGING CORP. E-M10"))
         exif.make = "Apple"
         exif.model = "iPhone 15"
         XCTAssertEqual(PhotoMetadataRules.photographer(exif), .camera("Apple iPhone 15"))
         exif.artist = "   \u{0}\t"
         XCTAssertEqual(PhotoMetadataRules.photographer(exif), .camera("Apple iPhone 15"), "a blank artist is no artist")
+        for dots in [".", "..", " - ", "?!"] {
+            exif.artist = dots
+            XCTAssertEqual(PhotoMetadataRules.photographer(exif), .camera("Apple iPhone 15"), "\(dots): no letter or digit names nobody")
+        }
         exif.artist = "Ada\nLovelace"
         XCTAssertEqual(PhotoMetadataRules.photographer(exif), .artist("Ada Lovelace"))
+        exif.artist = "李"
+        XCTAssertEqual(PhotoMetadataRules.photographer(exif), .artist("李"))
         exif.artist = String(repeating: "x", count: 5_000_000)
         guard case .artist(let name) = PhotoMetadataRules.photographer(exif) else { return XCTFail("artist expected") }
         XCTAssertLessThanOrEqual(name.count, 1000)
