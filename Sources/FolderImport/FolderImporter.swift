@@ -24,10 +24,20 @@ public final class FolderImporter {
     /// `deferred`: files still being written (`--watch`), left as remembered until a later import.
     public init(catalog: Catalog, roots: [String], logger: Logger, progress: ImportProgress?,
                 cities: @escaping () -> NearestCity = { NearestCity(cities: GeonamesCities.all) },
-                deferred: Set<String> = [], recognisesUnchanged: Bool = true) {
+                deferred: Set<String> = [], recognisesUnchanged: Bool = true, forgetting: Bool = false) {
         self.catalog = catalog; self.roots = roots; self.logger = logger; self.progress = progress
         self.scan = FolderScan(catalog: catalog, roots: roots, logger: logger, progress: progress, cities: cities,
-                               deferred: deferred, recognisesUnchanged: recognisesUnchanged)
+                               deferred: deferred, recognisesUnchanged: recognisesUnchanged, forgetting: forgetting)
+    }
+
+    /// Stops following `roots` (`import folder --forget`): the photos only their files held are removed, as if
+    /// each were empty, and the library no longer lists them. A folder deleted, renamed or on a disk retired
+    /// is otherwise kept as it was: a root that is not there is never read as empty (it may be a disk not
+    /// plugged in).
+    public static func forget(catalog: Catalog, roots: [String], logger: Logger) throws -> FolderImportReport {
+        let report = try FolderImporter(catalog: catalog, roots: roots, logger: logger, progress: nil, forgetting: true).run()
+        try catalog.deleteSyncStates(listingKeys: roots.map { FolderSource(root: $0, photos: [], places: [:], removed: [], videos: 0).listingKey })
+        return report
     }
 
     /// Scans, then writes each folder's photos through `LibraryImporter` (a page a transaction), then the

@@ -58,15 +58,19 @@ public final class FolderScan {
     /// Whether an unchanged re-import may be recognised by `UnchangedReimport` (tests turn it off to compare it
     /// with the full reconciliation).
     private let recognisesUnchanged: Bool
+    /// The roots are not walked but taken as walked and empty (`import folder --forget`): every photo only
+    /// they held is removed.
+    private let forgetting: Bool
 
     /// `roots` are absolute, canonical folder paths. `cities` is asked only when a photo has GPS. `deferred`
     /// are files still being written (`--watch`): left as the library remembers them, read by a later import.
     public init(catalog: Catalog, roots: [String], logger: Logger, progress: ImportProgress?,
                 cities: @escaping () -> NearestCity = { NearestCity(cities: GeonamesCities.all) },
                 now: Int64 = Int64(Date().timeIntervalSince1970), deferred: Set<String> = [],
-                recognisesUnchanged: Bool = true) {
+                recognisesUnchanged: Bool = true, forgetting: Bool = false) {
         self.catalog = catalog; self.roots = roots; self.logger = logger; self.progress = progress
         self.cities = cities; self.now = now; self.deferred = deferred; self.recognisesUnchanged = recognisesUnchanged
+        self.forgetting = forgetting
     }
 
     public func plan() throws -> FolderPlan {
@@ -74,10 +78,10 @@ public final class FolderScan {
         progress?.update(stage: "walk", done: 0, total: nil)
         // What an unchanged re-import compares is read from the catalog while the folders are walked: the walk
         // waits on the kernel, the read on SQLite, and there are two cores (100,000 files: ~0.2 s each).
-        let rememberedStats = deferred.isEmpty && recognisesUnchanged
+        let rememberedStats = deferred.isEmpty && recognisesUnchanged && !forgetting
             ? BackgroundResult(threadName: "catalog-read") { [catalog, roots] in try catalog.rememberedStats(roots: roots, pathOfURL: LocalFileContent.path(fromFileURI:)) }
             : nil
-        var walk = FolderWalk.walk(roots: roots)
+        var walk = forgetting ? FolderWalkResult(walkedRoots: Set(roots)) : FolderWalk.walk(roots: roots)
         let deferredFiles = walk.images.filter { deferred.contains($0.path) }
         if !deferred.isEmpty { walk.images.removeAll { deferred.contains($0.path) } }
         for line in walk.warnings { warn(line, &plan) }

@@ -17,6 +17,8 @@ public struct FolderWalkResult: Sendable {
     /// ENOTDIR) is gone. Bytes, not `String`s: two spellings of "é" (NFC, NFD) are two paths.
     public var unreadable: Set<[UInt8]> = []
 
+    public init(walkedRoots: Set<String> = []) { self.walkedRoots = walkedRoots }
+
     /// Whether `path` is, or is inside, something the walk could not look at: its ancestors looked up one by one
     /// (a folder of 20,000 entries that cannot be stat'ed must not make each remembered file a linear search).
     public func isUnreadable(_ path: String) -> Bool {

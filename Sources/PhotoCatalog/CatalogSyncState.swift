@@ -96,6 +96,13 @@ extension Catalog {
         try write { db in for state in states { try Catalog.writeSyncState(state, db) } }
     }
 
+    /// Forgets listings the library no longer follows (`import folder --forget`).
+    public func deleteSyncStates(listingKeys: [String]) throws {
+        try write { db in
+            for key in listingKeys { try db.execute(sql: "DELETE FROM sync_state WHERE listing_key = ?", arguments: [key]) }
+        }
+    }
+
     static func writeSyncState(_ state: SyncState, _ db: Database) throws {
         try db.execute(sql: """
             INSERT OR REPLACE INTO sync_state(listing_key, source_kind, account_id, account_name, last_sync_point,

@@ -94,7 +94,8 @@ public enum LocalFileContent {
     static func open(_ source: ContentSource, path: String) throws -> (file: OpenFile, identity: LocalFileIdentity) {
         let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw ContentError(kind: .localIO("\(path): \(String(cString: strerror(errno))); run photofs import folder again"),
+            throw ContentError(kind: .localIO("\(path): \(String(cString: strerror(errno))); run photofs import folder again "
+                                              + "(with --forget for a folder that is gone for good)"),
                                photoID: source.photoID, url: source.url)
         }
         let file = OpenFile(fd: fd)

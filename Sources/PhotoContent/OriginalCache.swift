@@ -57,7 +57,8 @@ public struct ContentError: Error, CustomStringConvertible, Sendable {
             what = "the origin now has another version of the photo (ETag \(received), expected \(expected)); "
                 + "it is not served, so no reader gets a mix of versions, until the library records the new one"
         case .noSpace: what = "no space left in the cache directory"
-        case .localIO(let message): what = "cache I/O failed: \(message)"
+        // A folder import's photo is read where it is: its file's problem, not the cache's.
+        case .localIO(let message): what = (url.hasPrefix("file:") ? "photo file: " : "cache I/O failed: ") + message
         }
         return "photo \(photoID): \(what) (\(url))"
     }

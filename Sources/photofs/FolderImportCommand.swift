@@ -34,10 +34,15 @@ struct FolderImportCommand: ParsableCommand {
             changed, moved or deleted under the folders (inotify; a burst of changes is one import, a file is \
             imported once it is written completely), so a mount of the library shows it within about 2 s.
 
+            A folder that is not there keeps its photos (it may be a disk not plugged in). To stop following a \
+            folder (deleted, renamed, or imported by mistake), --forget it: its photos leave the library, except \
+            those with a copy in another imported folder.
+
             Examples:
               photofs import folder photos.sqlite ~/Pictures
               photofs import folder photos.sqlite ~/Pictures /media/card/DCIM
               photofs import folder --watch photos.sqlite ~/Pictures
+              photofs import folder --forget photos.sqlite ~/Downloads
             """
     )
 
@@ -50,14 +55,19 @@ struct FolderImportCommand: ParsableCommand {
     @Flag(help: "Keep running, importing each change to the folders as it happens (Ctrl-C ends).")
     var watch = false
 
+    @Flag(help: "Stop following the folders (they need not exist any more): their photos leave the library.")
+    var forget = false
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         guard !folders.isEmpty else { throw ValidationError("name at least one folder to import") }
+        guard !(forget && watch) else { throw ValidationError("--forget and --watch cannot be used together") }
     }
 
     func run() throws {
         let logger = logging.makeLogger("photofs.import")
+        if forget { return try forgetFolders(logger: logger) }
         let progress = TerminalProgress(logger: logger)
         // Canonical paths: the same folder named two ways is one source, and file:// URIs are absolute.
         var roots: [String] = []
@@ -92,6 +102,32 @@ struct FolderImportCommand: ParsableCommand {
         } catch {
             throw CommandFailure("import stopped: \(error)")
         }
+    }
+
+    /// `--forget`: each folder as the library names it (its canonical path when it still exists, else the path
+    /// as given, made absolute), refused when the library does not follow it.
+    private func forgetFolders(logger: Logger) throws {
+        guard FileManager.default.fileExists(atPath: library) else { throw CommandFailure("no library at \(library)") }
+        let catalog: Catalog
+        do { catalog = try Catalog(path: library) } catch { throw CommandFailure("\(error)") }
+        let followed = Set(try catalog.syncStates().filter { $0.sourceKind == "folder" }.map { String($0.listingKey.dropFirst("folder ".count)) })
+            .union(try catalog.folderFiles().map(\.root))
+        var roots: [String] = []
+        for folder in folders {
+            let path = realpath(folder, nil).map { resolved in defer { free(resolved) }; return String(cString: resolved) }
+                ?? URL(fileURLWithPath: folder).standardizedFileURL.path
+            guard followed.contains(path) else {
+                throw CommandFailure("the library does not follow \(path); it follows: "
+                                     + (followed.isEmpty ? "no folder" : followed.sorted().joined(separator: ", ")))
+            }
+            if !roots.contains(path) { roots.append(path) }
+        }
+        let report: FolderImportReport
+        do { report = try FolderImporter.forget(catalog: catalog, roots: roots, logger: logger) } catch {
+            throw CommandFailure("forgetting stopped: \(error)")
+        }
+        ImportEvents.settle(catalog, logger: logger)
+        print("\(roots.count) folder(s) forgotten: \(report.counts.removed) photo(s) removed")
     }
 
     /// The first import with its progress and summary, then one import per batch of changes, each summary

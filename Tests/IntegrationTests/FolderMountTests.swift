@@ -95,6 +95,39 @@ final class FolderMountTests: MountedTestCase {
         XCTAssertEqual(try harness.catalog().allPhotos().filter { $0.id.hasPrefix("file-") }.count, 1)
     }
 
+    /// A root deleted for good is kept as it was (it may be a disk not plugged in) until it is forgotten:
+    /// `--forget` removes the photos only it held, the library stops listing it, and other folders are untouched.
+    func testAFolderThatIsGoneIsForgottenOnlyWhenAsked() throws {
+        _ = try photo("IMG_20220102_030405.jpg", seed: 1, tags: [])
+        let downloads = harness.root.appendingPathComponent("Downloads").path
+        try FileManager.default.createDirectory(atPath: downloads, withIntermediateDirectories: true)
+        let kept = try photo("IMG_20220102_030406.jpg", seed: 2, tags: [])
+        try FileManager.default.copyItem(atPath: kept, toPath: downloads + "/copy of kept.jpg")
+        try Data(try Data(contentsOf: URL(fileURLWithPath: kept)).reversed()).write(to: URL(fileURLWithPath: downloads + "/not a photo.jpg"))
+        _ = try photo("IMG_20220102_030407.jpg", seed: 3, tags: [])
+        try FileManager.default.moveItem(atPath: photos + "/IMG_20220102_030407.jpg", toPath: downloads + "/IMG_20220102_030407.jpg")
+        let first = harness.photofs(["import", "folder", harness.library, photos, downloads])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        func folderPhotos() throws -> Int { try harness.catalog().allPhotos().filter { $0.id.hasPrefix("file-") }.count }
+        XCTAssertEqual(try folderPhotos(), 3)
+
+        try FileManager.default.removeItem(atPath: downloads)
+        XCTAssertNotEqual(harness.photofs(["import", "folder", harness.library, downloads]).status, 0)
+        XCTAssertEqual(try folderPhotos(), 3, "a folder that is not there keeps its photos")
+        let stranger = harness.photofs(["import", "folder", "--forget", harness.library, photos + "/nothing"])
+        XCTAssertNotEqual(stranger.status, 0)
+        XCTAssertTrue(stranger.stderr.contains("the library does not follow"), stranger.stderr)
+
+        let forgot = harness.photofs(["import", "folder", "--forget", harness.library, downloads])
+        XCTAssertEqual(forgot.status, 0, forgot.stderr)
+        XCTAssertTrue(forgot.text.contains("1 folder(s) forgotten: 1 photo(s) removed"), forgot.text)
+        XCTAssertEqual(try folderPhotos(), 2, "the photo with a copy in the other folder stays")
+        let status = harness.photofs(["status", harness.library])
+        XCTAssertFalse(status.text.contains(downloads), status.text)
+        XCTAssertTrue(status.text.contains("folder \(photos)"), status.text)
+        XCTAssertTrue(harness.photofs(["import", "folder", harness.library, photos]).text.contains("nothing new"))
+    }
+
     /// A file named where a folder is expected: said so, and with nothing else to import the command fails.
     func testAFileNamedInsteadOfAFolderIsRefusedClearly() throws {
         let file = try photo("IMG_20220102_030405.jpg", seed: 1, tags: [])
