@@ -16,6 +16,8 @@ public struct FolderWalkResult: Sendable {
     /// of the library (and bring it back as new photos with new inodes). Only what no longer exists (ENOENT,
     /// ENOTDIR) is gone. Bytes, not `String`s: two spellings of "é" (NFC, NFD) are two paths.
     public var unreadable: Set<[UInt8]> = []
+    /// Image files left out for their names (not UTF-8, or one text with a sibling's in another Unicode form).
+    public var skippedForTheirNames = 0
 
     public init(walkedRoots: Set<String> = []) { self.walkedRoots = walkedRoots }
 
@@ -195,6 +197,7 @@ public enum FolderWalk {
         for index in entries.indices where !plainASCII && entries[index].isTaken {
             let name = entries[index].name
             if entries[index].notUTF8 {
+                if case .file = entries[index].kind { result.skippedForTheirNames += 1 }
                 entries[index].kind = .failed("entry skipped: \(folder)/\(name): its name is not UTF-8; rename it to import it",
                                               present: true)
                 continue
@@ -203,6 +206,7 @@ public enum FolderWalk {
                 seen[name] = name
                 continue
             }
+            if case .file = entries[index].kind { result.skippedForTheirNames += 1 }
             entries[index].kind = .failed("entry skipped: \(folder)/\(name): the same name as \(first) in another "
                                           + "Unicode form (NFC, NFD); rename one of them to import both", present: true)
         }

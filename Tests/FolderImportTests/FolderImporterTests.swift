@@ -134,6 +134,7 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertEqual(report.counts.new, 1, "one of the two Unicode forms")
         XCTAssertEqual(report.counts.warnings, 2)
         XCTAssertEqual(report.counts.skipped["other"], 1, "the PDF")
+        XCTAssertEqual(report.counts.skipped["names to fix"], 2, "both photos left out are counted in the summary")
         XCTAssertTrue(messages.lines.contains { $0.contains("caf\\xE9.jpg: its name is not UTF-8") }, messages.lines.joined(separator: "\n"))
         XCTAssertTrue(messages.lines.contains { $0.contains("in another Unicode form") }, messages.lines.joined(separator: "\n"))
         XCTAssertFalse(messages.lines.contains { $0.contains("No such file") })
