@@ -83,7 +83,7 @@ final class ListingStore: @unchecked Sendable {
 
     /// A directory's listing, from the cache or built now.
     func listing(of node: Node) throws -> DirectoryListing {
-        if node == .search { return searches.listing() } // changes at every lookup: never cached
+        if node == .search { return searches.listing(newest: try catalog.newestMomentAt()) } // changes at every lookup: never cached
         let cache = node == .recent ? recentListing : listings
         if cache.value(for: node) == nil, ListingStore.isPrebuilt(node) {
             // Built in a moment by the scan after mount (ListingPrebuild.swift); 10 s bounds a stuck catalog.
@@ -137,7 +137,7 @@ final class ListingStore: @unchecked Sendable {
         case .event(let key):
             return try events.photos(of: key, servedExtension: servedExtension) { try catalog.photos(seqs: $0) }
         case .search:
-            return searches.listing()
+            return searches.listing(newest: try catalog.newestMomentAt())
         case .searchResults(let number):
             guard let query = searches.query(number: number) else {
                 throw FilesystemError(.notFound, "search \(number) is not remembered")

@@ -44,18 +44,23 @@ final class SearchTree: @unchecked Sendable {
         return lock.withLock { recent.forget(named: name) }
     }
 
-    /// `/search`: the remembered queries. Its mtime is 0: a listing that changes at every lookup has no
-    /// newest photo to show.
-    func listing() -> DirectoryListing {
-        lock.withLock { recent.listing(newest: 0) }
+    /// `/search`: the remembered queries, dated as the library's newest photo (`newest`), as the root is (with
+    /// 0, `ls -l` and file managers showed 1 Jan 1970).
+    func listing(newest: Int64) -> DirectoryListing {
+        lock.withLock { recent.listing(newest: newest) }
     }
 
     /// A query's directory: its results, best first, at most `Catalog.searchLimit`.
     static func results(of query: SearchQuery, number: Int64, catalog: Catalog, logger: Logger,
                         servedExtension: ((PhotoRecord) -> String)?) throws -> DirectoryListing {
         let photos = try catalogRead(logging: logger) { try catalog.photos(seqs: try catalog.searchPhotos(query)) }
-        return SearchTreeBuilder.results(number: number, photos, servedExtension: servedExtension) {
+        let listing = SearchTreeBuilder.results(number: number, photos, servedExtension: servedExtension) {
             TreeBuilder.linkCount(of: $0, inRecent: false)
         }
+        guard listing.entries.isEmpty else { return listing }
+        // No result has a date: the library's newest photo's, as /search has.
+        var attributes = listing.attributes
+        attributes.mtime = try catalogRead(logging: logger) { try catalog.newestMomentAt() }
+        return DirectoryListing(attributes: attributes, entries: [])
     }
 }

@@ -39,6 +39,19 @@ final class EventsAndSearchFilesystemTests: XCTestCase {
         XCTAssertNotEqual(entry(try fs.lookup(parent: Node.search.inode, name: "year:2020"))?.node, .searchResults(number))
     }
 
+    /// /search and a query with no result are dated as the root is (the library's newest photo), not 1970.
+    func testSearchFoldersAreDatedAsTheLibrarysNewestPhoto() throws {
+        let fixture = try FilesystemFixture(photos: 6)
+        let fs = fixture.filesystem
+        let newest = try fs.listing(of: Node.root.inode).attributes.mtime
+        XCTAssertGreaterThan(newest, 0)
+        XCTAssertEqual(try fs.listing(of: Node.search.inode).attributes.mtime, newest)
+        let nothing = try XCTUnwrap(entry(try fs.lookup(parent: Node.search.inode, name: "nothingmatchesthis")))
+        XCTAssertEqual(try fs.listing(of: nothing.inode).entries, [])
+        XCTAssertEqual(try fs.listing(of: nothing.inode).attributes.mtime, newest)
+        XCTAssertEqual(nothing.mtime, newest)
+    }
+
     func testNamesThatAreNoQueryAreNegativeEntries() throws {
         let fixture = try FilesystemFixture(photos: 2)
         let fs = fixture.filesystem
