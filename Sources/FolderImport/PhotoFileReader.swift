@@ -58,8 +58,10 @@ public enum PhotoFileReader {
             headerSize = ImageHeaderSize.jpeg(prefix)
             if !(try endsWith(fd, size: size, marker: [0xFF, 0xD9])) {
                 // No end-of-image marker near the end: truncated, or data appended after the image (a phone's
-                // motion photo carries its video there). Only a decode tells them apart; it is rare enough.
-                let whole = try readBytes(fd, at: 0, count: Int(min(size, 1 << 30)))
+                // motion photo carries its video there). Only a decode tells them apart; it is rare enough. The
+                // decoder stops at the image's end, so the first `decodeCheckBytes` are enough: a 3 GiB file of
+                // a photo and zeros (a download never finished) took two 1 GiB buffers.
+                let whole = try readBytes(fd, at: 0, count: Int(min(size, Int64(decodeCheckBytes))))
                 do { _ = try ImageCodec.decodeJPEG(Data(whole), scaleDenominator: 8) } catch {
                     throw FileReadFailure(description: "a truncated or corrupt JPEG (\(error))", isAboutContent: true)
                 }
@@ -92,6 +94,11 @@ public enum PhotoFileReader {
         return FileReading(file: file, partialHash: ContentHash.partial(size: size, prefix: prefix), exif: exif,
                            headerSize: headerSize)
     }
+
+    /// The most of a JPEG without an end marker at its end that is decoded to tell a truncated file from one with
+    /// data after the image: 64 MiB holds the largest camera JPEGs (a 100-megapixel frame at the best quality is
+    /// ~60 MB); eight files read at once then hold at most 1 GiB.
+    static let decodeCheckBytes = 64 << 20
 
     static func readBytes(_ fd: Int32, at offset: Int64, count: Int) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: max(0, count))

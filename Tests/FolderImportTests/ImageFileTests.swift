@@ -17,6 +17,30 @@ final class ImageFileTests: XCTestCase {
         XCTAssertEqual(ImageFileKind.fromName("jpg"), .other)
     }
 
+    /// A photo followed by 300 MiB of zeros (a download never finished): imported, reading at most the first
+    /// 64 MiB to check it decodes (it read the whole file, up to 1 GiB, into two buffers).
+    func testAJPEGWithAHugeTailIsCheckedFromItsBeginningOnly() throws {
+        let folder = NSTemporaryDirectory() + "photofs-huge-tail-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/big.jpg"
+        try PhotoFixtures.jpeg(seed: 3).write(to: URL(fileURLWithPath: path))
+        XCTAssertEqual(truncate(path, 300 << 20), 0)
+        var info = stat()
+        XCTAssertEqual(stat(path, &info), 0)
+        let file = WalkedFile(path: path, root: folder, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+                              size: Int64(info.st_size), mtimeNanos: 0, kind: .jpeg)
+        func bytesRead() throws -> Int {
+            let io = try String(contentsOfFile: "/proc/self/io", encoding: .utf8)
+            let line = try XCTUnwrap(io.split(separator: "\n").first { $0.hasPrefix("rchar:") })
+            return try XCTUnwrap(Int(line.dropFirst("rchar:".count).trimmingCharacters(in: .whitespaces)))
+        }
+        let before = try bytesRead()
+        let reading = try PhotoFileReader.read(file)
+        XCTAssertEqual(reading.file.kind, .jpeg)
+        XCTAssertLessThan(try bytesRead() - before, 80 << 20, "at most 64 MiB and the head and tail")
+    }
+
     func testHeaderSizesOfRealEncodedImages() throws {
         let image = PixelImage(width: 37, height: 21, channels: 3, pixels: [UInt8](repeating: 90, count: 37 * 21 * 3))
         let jpeg = [UInt8](try ImageCodec.encodeJPEG(image, quality: 80))
