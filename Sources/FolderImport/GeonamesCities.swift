@@ -18,8 +18,29 @@ public enum GeonamesCities {
                                timezone: text(geonames_city_get_timezone(city)),
                                latitude: geonames_city_get_latitude(city), longitude: geonames_city_get_longitude(city)))
         }
-        return cities + missingFromLibgeonames
+        return regionsToldApart(cities + missingFromLibgeonames)
     }()
+
+    /// A state name that is a region of several countries (Punjab in India and Pakistan, Capital Region in
+    /// Denmark and Iceland, Montana in the USA and Bulgaria: 29 names in libgeonames) merged their photos into
+    /// one /regions folder. The country with the most cities of that name keeps it; the others' are
+    /// "Punjab (Pakistan)". Decided from the data set, not the library, so a name never changes when photos
+    /// from the other country arrive.
+    static func regionsToldApart(_ cities: [City]) -> [City] {
+        var citiesPerCountry: [String: [String: Int]] = [:]
+        for city in cities where !city.state.isEmpty { citiesPerCountry[city.state, default: [:]][city.country, default: 0] += 1 }
+        var keeper: [String: String] = [:]
+        for (state, countries) in citiesPerCountry where countries.count > 1 {
+            keeper[state] = countries.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
+        }
+        guard !keeper.isEmpty else { return cities }
+        return cities.map { city in
+            guard let kept = keeper[city.state], kept != city.country, !city.country.isEmpty else { return city }
+            var told = city
+            told.region = "\(city.state) (\(city.country))"
+            return told
+        }
+    }
 
     /// Cities of GeoNames' 15,000-people list that Debian's libgeonames leaves out (it keeps only cities
     /// with a first-level division, which city-states and some territories have none of): without them a

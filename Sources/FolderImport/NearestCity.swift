@@ -9,13 +9,15 @@ public struct City: Equatable, Sendable {
     public var timezone: String
     public var latitude: Double
     public var longitude: Double
+    /// The region's name when its state's alone would be another country's region too (`GeonamesCities`).
+    public var region: String? = nil
     public init(name: String, state: String, country: String, timezone: String, latitude: Double, longitude: Double) {
         self.name = name; self.state = state; self.country = country; self.timezone = timezone
         self.latitude = latitude; self.longitude = longitude
     }
 
     /// The region a photo taken here goes to: the city's state or province, else its country.
-    public var regionName: String { state.isEmpty ? (country.isEmpty ? name : country) : state }
+    public var regionName: String { region ?? (state.isEmpty ? (country.isEmpty ? name : country) : state) }
 }
 
 /// Cities bucketed by one-degree cells, so a lookup looks at the few cells around the position instead of

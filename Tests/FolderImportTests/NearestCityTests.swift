@@ -1,5 +1,5 @@
 // The nearest city: distances, the 50 km limit, the antimeridian, the poles, and the real libgeonames data.
-import FolderImport
+@testable import FolderImport
 import XCTest
 
 final class NearestCityTests: XCTestCase {
@@ -36,6 +36,26 @@ final class NearestCityTests: XCTestCase {
         XCTAssertEqual(all.nearest(latitude: 35.6895, longitude: 139.6917)?.country, "Japan")
         XCTAssertEqual(all.nearest(latitude: -33.8688, longitude: 151.2093)?.regionName, "New South Wales")
         XCTAssertNil(all.nearest(latitude: 0.5, longitude: -140), "the middle of the Pacific")
+    }
+
+    /// A state name of several countries is one region per country: the country with most cities of that name
+    /// keeps it, the others' say their country.
+    func testRegionsOfOneNameInTwoCountriesAreTwoRegions() {
+        let all = NearestCity(cities: GeonamesCities.all)
+        let lahore = all.nearest(latitude: 31.5497, longitude: 74.3436), ludhiana = all.nearest(latitude: 30.9010, longitude: 75.8573)
+        XCTAssertEqual(lahore?.country, "Pakistan")
+        XCTAssertEqual(ludhiana?.country, "India")
+        XCTAssertNotEqual(lahore?.regionName, ludhiana?.regionName)
+        XCTAssertEqual(Set([lahore?.regionName, ludhiana?.regionName].compactMap { $0 }).intersection(["Punjab"]).count, 1)
+        let copenhagen = all.nearest(latitude: 55.6761, longitude: 12.5683), reykjavik = all.nearest(latitude: 64.1466, longitude: -21.9426)
+        XCTAssertNotEqual(copenhagen?.regionName, reykjavik?.regionName)
+        XCTAssertEqual(all.nearest(latitude: -33.8688, longitude: 151.2093)?.regionName, "New South Wales", "a name of one country stays")
+        let made = GeonamesCities.regionsToldApart([
+            City(name: "A", state: "Punjab", country: "India", timezone: "", latitude: 0, longitude: 0),
+            City(name: "B", state: "Punjab", country: "India", timezone: "", latitude: 0, longitude: 0),
+            City(name: "C", state: "Punjab", country: "Pakistan", timezone: "", latitude: 0, longitude: 0),
+        ])
+        XCTAssertEqual(made.map(\.regionName), ["Punjab", "Punjab", "Punjab (Pakistan)"])
     }
 
     /// City-states and territories libgeonames leaves out: filed under their own name, not a neighbour's.
