@@ -24,7 +24,9 @@ enum ImportEvents {
         let started = Date()
         do {
             let events = try LibraryEvents.settle(catalog, now: Int64(Date().timeIntervalSince1970))
-            logger.info("\(LibraryEvents.summary(events))", metadata: [
+            // Debug: at the default level it was a log line among the import's summary ("photofs status" counts
+            // the events).
+            logger.debug("\(LibraryEvents.summary(events))", metadata: [
                 "ms": "\(Int(Date().timeIntervalSince(started) * 1000))",
             ])
         } catch {
