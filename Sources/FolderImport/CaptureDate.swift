@@ -147,6 +147,19 @@ public enum CaptureDateRules {
         func byte(_ index: Int, in set: String) -> Bool {
             index >= 0 && index < bytes.count && set.utf8.contains(bytes[index])
         }
+        /// The hour, made 24-hour when " AM" or " PM" follows at `index` (macOS writes screenshot names in the
+        /// user's clock format: "… at 10.30.12 PM", with a space or a narrow no-break space); nil for an hour
+        /// a 12-hour clock cannot show.
+        func twentyFourHour(_ hour: Int, after index: Int) -> Int? {
+            var at = index
+            if byte(at, in: " ") { at += 1 } else if bytes.count >= at + 3, bytes[at..<at + 3].elementsEqual([0xE2, 0x80, 0xAF]) { at += 3 }
+            guard at + 2 <= bytes.count, bytes[at + 1] | 0x20 == UInt8(ascii: "m"), !byte(at + 2, in: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") else { return hour }
+            switch bytes[at] | 0x20 {
+            case UInt8(ascii: "a"): return (1...12).contains(hour) ? hour % 12 : nil
+            case UInt8(ascii: "p"): return (1...12).contains(hour) ? hour % 12 + 12 : nil
+            default: return hour
+            }
+        }
         func plausible(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int, _ s: Int) -> Int64? {
             guard (earliestYear...max(earliestYear, latestYear)).contains(y) else { return nil }
             return MomentRange.seconds(year: y, month: mo, day: d, hour: h, minute: mi, second: s)
@@ -184,7 +197,7 @@ public enum CaptureDateRules {
                 : byte(start + 10, in: " _-T") ? start + 11 : nil
             if let time, let h = number(time, 2), byte(time + 2, in: ".:-"), let mi = number(time + 3, 2),
                byte(time + 5, in: ".:-"), let s = number(time + 6, 2), !isDigit(time + 8),
-               let seconds = plausible(y, mo, d, h, mi, s) {
+               let hour = twentyFourHour(h, after: time + 8), let seconds = plausible(y, mo, d, hour, mi, s) {
                 return seconds
             }
         }

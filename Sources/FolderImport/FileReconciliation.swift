@@ -59,11 +59,14 @@ public enum FileReconciliation {
     }
 
     /// Identity follows the file, then the path: a walked file at its remembered path with its remembered
-    /// device and inode is that file (unchanged, or edited in place); one whose device and inode a remembered
-    /// file had is that file renamed, wherever it was (a path is often reused: a photo archived and the next
-    /// card's `IMG_0001.JPG` in its place, files renumbered or two names swapped); what is left at a remembered
-    /// path is that file edited (an editor's save writes a new inode and renames it over the old); the rest is
-    /// new. Matching the path first gave the archived photo's identity (inode, id, thumbnails) to the new card's.
+    /// device and inode is that file (unchanged, or edited in place); one with the device, inode, size and mtime
+    /// a remembered file had is that file renamed, wherever it was (a path is often reused: a photo archived and
+    /// the next card's `IMG_0001.JPG` in its place, files renumbered or two names swapped); what is left at a
+    /// remembered path is that file edited (an editor's save writes a new inode and renames it over the old);
+    /// the rest is new. Matching the path first gave the archived photo's identity (inode, id, thumbnails) to
+    /// the new card's. A rename keeps size and mtime; an inode alone is no identity: ext4 hands a freed inode to
+    /// the next new file (a photo deleted, another saved), and a card's or a share's inode numbers change when
+    /// it is mounted again.
     public static func classify(remembered: [RememberedFile], walked: [WalkedFile]) -> Classification {
         var byPath: [String: Int] = [:]
         for (index, file) in remembered.enumerated() { byPath[file.path] = index }
@@ -81,7 +84,7 @@ public enum FileReconciliation {
                 left.append(file)
             }
         }
-        // 2. The same file at another path (renamed or moved inside a file system). Only when some file is not
+        // 2. The same file, unchanged, at another path (renamed or moved inside a file system). Only when some file is not
         // where it was: an unchanged re-import of 100,000 files hashes no inode.
         if !left.isEmpty {
             var byInode: [InodeKey: [Int]] = [:]
@@ -91,7 +94,9 @@ public enum FileReconciliation {
             var stillLeft: [WalkedFile] = []
             for file in left {
                 let key = InodeKey(device: file.device, inode: file.inode)
-                if let index = byInode[key]?.first(where: { !claimed[$0] }) {
+                if let index = byInode[key]?.first(where: {
+                    !claimed[$0] && remembered[$0].size == file.size && remembered[$0].mtimeNanos == file.mtimeNanos
+                }) {
                     claimed[index] = true
                     changes[file.path] = (.renamed, remembered[index])
                 } else {

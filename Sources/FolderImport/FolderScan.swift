@@ -148,7 +148,13 @@ public final class FolderScan {
                 } catch {
                     warn("image skipped: \(FolderScan.printable(file.path)): \(error)", &plan)
                     plan.counts.skipped["unreadable", default: 0] += 1
-                    if let previous { keptAsRemembered.append(previous) }
+                    if var previous {
+                        // Kept at the path it is at now: a renamed file's old path may hold another file now, and
+                        // two rows for one path would leave a photo without its file.
+                        previous.path = file.path
+                        previous.root = file.root
+                        keptAsRemembered.append(previous)
+                    }
                     // Remembered only when no photo was read from it: a photo's file an edit made corrupt keeps its
                     // photo, which the mount then fails to open, so its warning must come at every import.
                     if previous == nil, let failure = error as? FileReadFailure, failure.isAboutContent {

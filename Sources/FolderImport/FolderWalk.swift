@@ -53,7 +53,7 @@ public enum FolderWalk {
                 result.warnings.append("folder not imported: \(root): not a folder")
                 continue
             }
-            if let reason = MountBoundaries.reasonNotToWalk(root) {
+            if let reason = MountBoundaries.reasonNotToWalk(device: UInt64(info.st_dev)) {
                 result.warnings.append("folder not imported: \(root): \(reason)")
                 continue
             }
@@ -220,7 +220,7 @@ public enum FolderWalk {
                 continue
             case .folder:
                 // A mount point (another device than this folder's): not a photofs mount or the kernel's.
-                if entry.device != folderDevice, let reason = MountBoundaries.reasonNotToWalk(folder + "/" + name) {
+                if entry.device != folderDevice, let reason = MountBoundaries.reasonNotToWalk(device: entry.device) {
                     result.warnings.append("folder skipped: \(folder)/\(name): \(reason)")
                     continue
                 }

@@ -219,11 +219,15 @@ public final class FolderWatcher {
         return true
     }
 
-    /// Every folder under `root` the walk would enter (not hidden, not through a link), depth first.
+    /// Every folder under `root` the walk would enter (not hidden, not through a link, not a photofs mount or
+    /// the kernel's: `MountBoundaries`), depth first. A watch on each folder of a mount would take inotify's
+    /// limit from the real ones.
     static func subfolders(of root: String) -> [String] {
         var found: [String] = []
         var pending = [root]
         while let folder = pending.popLast() {
+            var folderInfo = stat()
+            guard stat(folder, &folderInfo) == 0 else { continue }
             guard let handle = opendir(folder) else { continue }
             while let entry = readdir(handle) {
                 guard entry.pointee.d_type == UInt8(DT_DIR) || entry.pointee.d_type == UInt8(DT_UNKNOWN) else { continue }
@@ -234,6 +238,7 @@ public final class FolderWatcher {
                 let path = folder + "/" + name
                 var info = stat()
                 guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+                if info.st_dev != folderInfo.st_dev, MountBoundaries.reasonNotToWalk(device: UInt64(info.st_dev)) != nil { continue }
                 found.append(path)
                 pending.append(path)
             }

@@ -45,7 +45,7 @@ public enum GeonamesCities {
     /// Cities of GeoNames' 15,000-people list that Debian's libgeonames leaves out (it keeps only cities
     /// with a first-level division, which city-states and some territories have none of): without them a
     /// photo in Singapore was filed in Johor, Malaysia, one in Macau in Guangdong, China, one in Gibraltar in
-    /// Andalusia, Spain. Positions from GeoNames; the region is the territory's own name.
+    /// Andalusia, Spain. Positions from GeoNames; the region is the territory's (Nouméa's, its province).
     static let missingFromLibgeonames: [City] = [
         City(name: "Singapore", state: "Singapore", country: "Singapore", timezone: "Asia/Singapore",
              latitude: 1.28967, longitude: 103.85007),

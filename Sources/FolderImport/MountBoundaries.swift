@@ -13,11 +13,12 @@ public enum MountBoundaries {
         "configfs", "fusectl", "mqueue", "binfmt_misc", "nsfs", "efivarfs", "hugetlbfs", "rpc_pipefs",
     ]
 
-    /// Why the walk must not enter the mounted folder `path` (absolute, without a trailing "/"), or nil to walk
-    /// it. Asked only at a mount point or a root: /proc/self/mountinfo is read each time.
-    public static func reasonNotToWalk(_ path: String) -> String? {
+    /// Why the walk must not enter a folder on the file system `device` (its `st_dev`), or nil to walk it.
+    /// Asked only at a mount point or a root: /proc/self/mountinfo is read each time. By device, not by path:
+    /// a path through a symlink or a bind mount, or "//proc" under the root "/", names no mount point.
+    public static func reasonNotToWalk(device: UInt64) -> String? {
         guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8),
-              let type = fileSystemType(of: path, mountInfo: table) else { return nil }
+              let type = fileSystemType(ofDevice: device, mountInfo: table) else { return nil }
         if pseudoFileSystems.contains(type) { return "the kernel's \(type), not photos" }
         if type == "fuse.photofs" {
             return "a photofs mount (its photos are a library's already; import the folders it shows instead)"
@@ -25,35 +26,19 @@ public enum MountBoundaries {
         return nil
     }
 
-    /// The type of the mount holding `path` (absolute, without a trailing "/") in a mountinfo table (proc(5)):
-    /// the longest mount point that is `path` or above it; of two equal, the later line.
-    static func fileSystemType(of path: String, mountInfo: String) -> String? {
-        var best: (length: Int, type: String)?
+    /// The type of the file system with device number `device` in a mountinfo table (proc(5): the third field
+    /// is "major:minor", the type follows the "-" field), nil when no line has it.
+    static func fileSystemType(ofDevice device: UInt64, mountInfo: String) -> String? {
+        // glibc's dev_t encoding (gnu_dev_major, gnu_dev_minor).
+        let major = (device >> 8) & 0xFFF | (device >> 32) & ~UInt64(0xFFF)
+        let minor = device & 0xFF | (device >> 12) & ~UInt64(0xFF)
+        let wanted = "\(major):\(minor)"
         for line in mountInfo.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: false)
-            guard fields.count > 5, let separator = fields.firstIndex(of: "-"), separator + 1 < fields.count else { continue }
-            let point = unescaped(fields[4])
-            let contains = point == "/" || path == point || path.hasPrefix(point + "/")
-            guard contains, point.utf8.count >= best?.length ?? 0 else { continue }
-            best = (point.utf8.count, String(fields[separator + 1]))
+            guard fields.count > 5, fields[2] == wanted, let separator = fields.firstIndex(of: "-"),
+                  separator + 1 < fields.count else { continue }
+            return String(fields[separator + 1])
         }
-        return best?.type
-    }
-
-    /// mountinfo writes a space, tab, newline and backslash in a path as \040, \011, \012, \134.
-    static func unescaped(_ field: Substring) -> String {
-        guard field.contains("\\") else { return String(field) }
-        var bytes: [UInt8] = []
-        var utf8 = Array(field.utf8)[...]
-        while let byte = utf8.popFirst() {
-            if byte == UInt8(ascii: "\\"), utf8.count >= 3,
-               let value = UInt8(String(decoding: utf8.prefix(3), as: UTF8.self), radix: 8) {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(3)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        return nil
     }
 }

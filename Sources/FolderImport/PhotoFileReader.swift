@@ -62,9 +62,10 @@ public enum PhotoFileReader {
                 // decoder stops at the image's end, so the first `decodeCheckBytes` are enough: a 3 GiB file of
                 // a photo and zeros (a download never finished) took two 1 GiB buffers.
                 let whole = try readBytes(fd, at: 0, count: Int(min(size, Int64(decodeCheckBytes))))
-                do { _ = try ImageCodec.decodeJPEG(Data(whole), scaleDenominator: 8) } catch {
+                // Beyond the check's bytes a failed decode proves nothing (the image may go on): such a file is taken.
+                do { _ = try ImageCodec.decodeJPEG(Data(whole), scaleDenominator: 8) } catch where size <= Int64(decodeCheckBytes) {
                     throw FileReadFailure(description: "a truncated or corrupt JPEG (\(error))", isAboutContent: true)
-                }
+                } catch {}
             }
         case .png:
             headerSize = ImageHeaderSize.png(prefix)

@@ -129,6 +129,10 @@ public enum ImageCodec {
                 throw ImageCodecError(message: "not a decodable PNG: \(pngMessage(&png))")
             }
             defer { png_image_free(&png) }
+            // 16-bit samples without gAMA or sRGB are sRGB-encoded, as an 8-bit file's are (numpy, OpenCV, PIL and
+            // scanners write them so). libpng's default takes them as linear light and gamma-encodes them for
+            // 8-bit output: such files came out far too bright (a mean of 134 became 161; grey 183).
+            png.flags |= UInt32(PNG_IMAGE_FLAG_16BIT_sRGB)
             if maxPixels > 0 && Int(png.width) * Int(png.height) > maxPixels {
                 throw ImageCodecError(message: "PNG of \(png.width)×\(png.height) has more pixels than allowed")
             }
@@ -136,52 +140,11 @@ public enum ImageCodec {
             let hasColor = png.format & UInt32(PNG_FORMAT_FLAG_COLOR) != 0
             png.format = (hasColor ? UInt32(PNG_FORMAT_FLAG_COLOR) : 0) | (hasAlpha ? UInt32(PNG_FORMAT_FLAG_ALPHA) : 0)
             let channels = (hasColor ? 3 : 1) + (hasAlpha ? 1 : 0)
-            let count = Int(png.width) * Int(png.height) * channels
-            var pixels = [UInt8](repeating: 0, count: count)
-            if isSixteenBitWithoutColourSpace(bytes) {
-                // libpng's simplified API takes 16-bit samples without gAMA, sRGB or iCCP as linear light and
-                // gamma-encodes them for 8-bit output: such files (numpy, OpenCV, PIL, scanners write them) came
-                // out far too bright (a mean of 134 became 161; grey 183). Their samples are sRGB-encoded like an
-                // 8-bit file's, so they are read as they are (16-bit "linear" output converts nothing) and
-                // shortened to their high byte; libpng premultiplies linear output by alpha, undone here.
-                png.format |= UInt32(PNG_FORMAT_FLAG_LINEAR)
-                var wide = [UInt16](repeating: 0, count: count)
-                let finished = wide.withUnsafeMutableBytes { png_image_finish_read(&png, nil, $0.baseAddress, 0, nil) }
-                guard finished != 0 else { throw ImageCodecError(message: "not a decodable PNG: \(pngMessage(&png))") }
-                for start in stride(from: 0, to: count, by: channels) {
-                    let alpha = hasAlpha ? UInt32(wide[start + channels - 1]) : 65_535
-                    for channel in 0..<channels {
-                        var value = UInt32(wide[start + channel])
-                        if hasAlpha && channel < channels - 1 { value = alpha == 0 ? 0 : min(65_535, value * 65_535 / alpha) }
-                        pixels[start + channel] = UInt8(value >> 8)
-                    }
-                }
-                return PixelImage(width: Int(png.width), height: Int(png.height), channels: channels, pixels: pixels)
-            }
+            var pixels = [UInt8](repeating: 0, count: Int(png.width) * Int(png.height) * channels)
             let finished = pixels.withUnsafeMutableBytes { png_image_finish_read(&png, nil, $0.baseAddress, 0, nil) }
             guard finished != 0 else { throw ImageCodecError(message: "not a decodable PNG: \(pngMessage(&png))") }
             return PixelImage(width: Int(png.width), height: Int(png.height), channels: channels, pixels: pixels)
         }
-    }
-
-    /// Whether a PNG has 16-bit samples and no chunk before its image data saying what they encode (gAMA,
-    /// sRGB, iCCP). Reads chunk headers only, each bounds-checked; anything unexpected answers false (libpng
-    /// then decides as before).
-    static func isSixteenBitWithoutColourSpace(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        // Signature (8), then IHDR: length (4), type (4), width (4), height (4), bit depth (1).
-        guard bytes.count > 33, bytes[24] == 16 else { return false }
-        func word(_ at: Int) -> Int { Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3]) }
-        var position = 8
-        for _ in 0..<10_000 {
-            guard position + 8 <= bytes.count else { return false }
-            let length = word(position)
-            let type = String(decoding: bytes[(position + 4)..<(position + 8)], as: UTF8.self)
-            if type == "IDAT" { return true }
-            if type == "gAMA" || type == "sRGB" || type == "iCCP" { return false }
-            guard length >= 0, length <= bytes.count else { return false }
-            position += 12 + length
-        }
-        return false
     }
 
     private static func pngMessage(_ png: inout png_image) -> String {

@@ -293,7 +293,8 @@ public enum EventClustering {
     /// trip out of it (Sintra, 25 km from Lisbon, is an event of its own).
     static let tripRadiusMeters = 20_000.0
 
-    /// The longest run of tiny pieces (`joinTinyPieces`): 31 days, so photos spread over a month stay one event.
+    /// The longest run of tiny pieces (`joinTinyPieces`), first photo to last: 31 days (so 32 calendar days at
+    /// most), so photos spread over a month stay one event.
     static let maximumRunSeconds: Int64 = 31 * 86_400
 
     /// Joins consecutive pieces split by a soft boundary (a night, a long pause) when both are away from home
@@ -321,8 +322,11 @@ public enum EventClustering {
                 continue
             }
             let last = piece.members.reversed().lazy.compactMap { coordinates[$0] }.first
+            // Home by the piece's place or its centre, not one photo of it: a trip's first day often begins
+            // with a photo at home.
+            let centre = EventPlaces.mean(of: piece.members.lazy.compactMap { coordinates[$0] })
             let atHome = (label != nil && label == home)
-                || (first.map { point in homePoint.map { EventPlaces.distanceMeters(point, $0) <= homeRadiusMeters } ?? false } ?? false)
+                || (centre.map { point in homePoint.map { EventPlaces.distanceMeters(point, $0) <= homeRadiusMeters } ?? false } ?? false)
             if !atHome, piece.before == .soft, let known = trip,
                (label != nil && label == known.label)
                 || (first.map { point in known.last.map { EventPlaces.distanceMeters(point, $0) <= tripRadiusMeters } ?? false } ?? false) {

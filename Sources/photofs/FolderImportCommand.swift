@@ -12,10 +12,12 @@ struct FolderImportCommand: ParsableCommand {
         abstract: "Import your own photo folders (JPEG, PNG, HEIC) into a library.",
         discussion: """
             Walks each folder recursively (links to folders are not followed; hidden files and folders, a NAS's \
-            @eaDir and recycle bins, and a card's $RECYCLE.BIN are left out) and imports JPEG (.jpg, .jpeg, .jfif), PNG \
+            @eaDir and recycle bins, a card's $RECYCLE.BIN, photofs mounts and /proc and /sys are left out) and \
+            imports JPEG (.jpg, .jpeg, .jfif), PNG \
             and HEIC/HEIF files (each as what its bytes say: a HEIC named .jpg is a HEIC). The date taken is EXIF's DateTimeOriginal (with OffsetTimeOriginal), else DateTimeDigitized, \
             else DateTime, else a date in the file name (IMG_20240714_093012.jpg, PXL_20240714_093012345.jpg, \
-            2024-07-14 09.30.12.jpg, 20240714_093012.jpg), else the file's modification time; names and years \
+            2024-07-14 09.30.12.jpg, 20240714_093012.jpg, macOS screenshots, Signal, Windows Camera, DJI; \
+            WhatsApp's IMG-20240714-WA0001.jpg gives the day), else the file's modification time; names and years \
             show the local time it was taken, never converted to UTC. The place comes from GPS and the nearest \
             city of Debian's GeoNames data, the photographer from Artist (else Make and Model), the title from \
             ImageDescription (else the file name). Videos, raw files and anything else are counted and left \
@@ -92,6 +94,9 @@ struct FolderImportCommand: ParsableCommand {
         let importer = FolderImporter(catalog: catalog, roots: roots, logger: logger, progress: progress)
         do {
             let report = try importer.run { ImportEvents.settleAged(catalog, logger: logger) }
+            // An import that wrote nothing ran no library importer, which ends the bar: the summary must not
+            // continue its line.
+            progress.finish()
             // Unchanged photos make the same events: clustering 100,000 photos again (0.7 s) would take an
             // unchanged re-import from 1.6× `find`'s time to several times it. Events that aged past 48 hours
             // meanwhile settle before the next import that changes something writes, or at the next mount.
@@ -149,6 +154,7 @@ struct FolderImportCommand: ParsableCommand {
             let importer = FolderImporter(catalog: catalog, roots: roots, logger: logger, progress: first ? progress : nil,
                                           cities: loadCities, deferred: deferring)
             let report = try importer.run { ImportEvents.settleAged(catalog, logger: logger) }
+            if first { progress.finish() }
             if first || FolderImportCommand.changedSomething(report) {
                 ImportEvents.settle(catalog, logger: logger)
                 print(FolderImportCommand.describe(report))

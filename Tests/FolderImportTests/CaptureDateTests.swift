@@ -54,6 +54,17 @@ final class CaptureDateTests: XCTestCase {
         }
     }
 
+    /// macOS names screenshots in the user's clock format: "… at 10.30.12 PM" is 22:30:12.
+    func testTwelveHourScreenshotNames() {
+        XCTAssertEqual(CaptureDateRules.fileNameDate("Screenshot 2024-07-14 at 10.30.12 PM.png", latestYear: 2026), seconds(2024, 7, 14, 22, 30, 12))
+        XCTAssertEqual(CaptureDateRules.fileNameDate("Screenshot 2024-07-14 at 10.30.12\u{202F}am.png", latestYear: 2026), seconds(2024, 7, 14, 10, 30, 12))
+        XCTAssertEqual(CaptureDateRules.fileNameDate("Screenshot 2024-07-14 at 12.05.00 AM.png", latestYear: 2026), seconds(2024, 7, 14, 0, 5, 0))
+        XCTAssertEqual(CaptureDateRules.fileNameDate("Screenshot 2024-07-14 at 12.05.00 PM.png", latestYear: 2026), seconds(2024, 7, 14, 12, 5, 0))
+        XCTAssertEqual(CaptureDateRules.fileNameDate("2024-07-14 09.30.12 Amsterdam.jpg", latestYear: 2026), seconds(2024, 7, 14, 9, 30, 12),
+                       "a word after the time is no AM")
+        XCTAssertNil(CaptureDateRules.fileNameDate("Screenshot 2024-07-14 at 13.05.00 PM.png", latestYear: 2026))
+    }
+
     /// WhatsApp's names hold a day and no time (and WhatsApp strips EXIF): the modification time when it is on
     /// that day, else the day's first second.
     func testADayWithoutATimeInTheName() {

@@ -77,6 +77,17 @@ final class FileReconciliationTests: XCTestCase {
         XCTAssertEqual(resolution.removedPhotoIDs, [])
     }
 
+    /// An inode alone is no identity: b.jpg deleted and a.jpg saved again by an editor, which got b's freed
+    /// inode (ext4 reuses them at once), is a.jpg edited; b's photo leaves.
+    func testAReusedInodeIsNotARename() {
+        let before = [remembered("/p/a.jpg", inode: 7, hash: "A", id: "file-A"), remembered("/p/b.jpg", inode: 8, hash: "B", id: "file-B")]
+        let (classification, resolution, _) = reconcile(before, [walked("/p/a.jpg", inode: 8, size: 2000, mtime: 9)],
+                                                        hashes: ["/p/a.jpg": "A2"])
+        XCTAssertEqual(classification.changes["/p/a.jpg"]?.0, .edited)
+        XCTAssertEqual(resolution.files.map(\.photoID), ["file-A"])
+        XCTAssertEqual(resolution.removedPhotoIDs, ["file-B"])
+    }
+
     /// Two names swapped, and a folder renumbered (each file renamed to the next number): every photo follows
     /// its file.
     func testSwappedAndRenumberedNamesKeepTheirPhotos() {
