@@ -70,13 +70,5 @@ int main(int argc, char *argv[]) {
         if (entry->d_type == DT_REG) names[count++] = strdup(entry->d_name);
     closedir(dir);
     qsort(names, count, sizeof names[0], by_name);
-    struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-    struct fuse_cmdline_opts opts;
-    if (fuse_parse_cmdline(&args, &opts) != 0) return 1;
-    struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, NULL);
-    if (!se || fuse_session_mount(se, opts.mountpoint) != 0) return 1;
-    if (use_polling_reader(se) != 0) return 1;
-    struct fuse_loop_config *config = fuse_loop_cfg_create();
-    int rc = opts.singlethread ? fuse_session_loop(se) : fuse_session_loop_mt(se, config);
-    fuse_session_unmount(se); fuse_session_destroy(se); return rc;
+    return run_floor(argc, argv, &ops, sizeof ops);
 }

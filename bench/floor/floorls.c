@@ -62,14 +62,4 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *n, size_t s)
 static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t s) { (void)ino; (void)s; fuse_reply_err(req, EOPNOTSUPP); }
 static const struct fuse_lowlevel_ops ops = { .lookup = ll_lookup, .getattr = ll_getattr, .readdirplus = ll_readdirplus,
     .opendir = ll_opendir, .releasedir = ll_releasedir, .getxattr = ll_getxattr, .listxattr = ll_listxattr };
-int main(int argc, char *argv[]) {
-    struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-    struct fuse_cmdline_opts opts;
-    if (fuse_parse_cmdline(&args, &opts) != 0) return 1;
-    struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, NULL);
-    if (!se || fuse_session_mount(se, opts.mountpoint) != 0) return 1;
-    if (use_polling_reader(se) != 0) return 1;
-    struct fuse_loop_config *config = fuse_loop_cfg_create();
-    int rc = opts.singlethread ? fuse_session_loop(se) : fuse_session_loop_mt(se, config);
-    fuse_session_unmount(se); fuse_session_destroy(se); return rc;
-}
+int main(int argc, char *argv[]) { return run_floor(argc, argv, &ops, sizeof ops); }

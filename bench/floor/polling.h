@@ -1,4 +1,4 @@
-/* The floor file systems' request reader: FLOOR_BUSY_POLL_US=N (with -s) polls /dev/fuse for up to N us after each request. */
+/* The floor file systems' shared parts: their request reader (FLOOR_BUSY_POLL_US=N with -s polls /dev/fuse for up to N us after each request) and their main. */
 /* As photofs's request reader does (Sources/CFuseSessionIO/request_readers.c): one thread polls before it
    sleeps in read(2), yielding to any runnable thread on its CPU on each turn. */
 #include <poll.h>
@@ -20,4 +20,16 @@ static int use_polling_reader(struct fuse_session *se) {
     busy_poll_ns = getenv("FLOOR_BUSY_POLL_US") ? atol(getenv("FLOOR_BUSY_POLL_US")) * 1000 : 0;
     static const struct fuse_custom_io io = { .read = polling_read, .writev = plain_writev };
     return busy_poll_ns > 0 ? fuse_session_custom_io(se, &io, fuse_session_fd(se)) : 0;
+}
+/* Parses libfuse's command line, mounts, reads requests (polling when asked) until unmounted: every floor's main. */
+static int run_floor(int argc, char *argv[], const struct fuse_lowlevel_ops *ops, size_t size) {
+    struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+    struct fuse_cmdline_opts opts;
+    if (fuse_parse_cmdline(&args, &opts) != 0) return 1;
+    struct fuse_session *se = fuse_session_new(&args, ops, size, NULL);
+    if (!se || fuse_session_mount(se, opts.mountpoint) != 0) return 1;
+    if (use_polling_reader(se) != 0) return 1;
+    struct fuse_loop_config *config = fuse_loop_cfg_create();
+    int rc = opts.singlethread ? fuse_session_loop(se) : fuse_session_loop_mt(se, config);
+    fuse_session_unmount(se); fuse_session_destroy(se); return rc;
 }
