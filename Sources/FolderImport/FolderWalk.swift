@@ -219,15 +219,14 @@ public enum FolderWalk {
             case .linkToFolder:
                 continue
             case .folder:
+                guard !isLeftOut(folderNamed: name) else { continue }
                 // A mount point (another device than this folder's): not a photofs mount or the kernel's.
                 if entry.device != folderDevice, let reason = MountBoundaries.reasonNotToWalk(device: entry.device) {
                     result.warnings.append("folder skipped: \(folder)/\(name): \(reason)")
                     continue
                 }
-                if !isLeftOut(folderNamed: name) {
-                    walkFolder(folder + "/" + name, root: root, othersMayEnter: othersMayEnter && entry.readableByOthers,
-                               into: &result)
-                }
+                walkFolder(folder + "/" + name, root: root, othersMayEnter: othersMayEnter && entry.readableByOthers,
+                           into: &result)
             case .special:
                 result.skipped[root, default: [:]][.other, default: 0] += 1
             case .file:
