@@ -21,14 +21,18 @@ extension Catalog {
     public func searchPhotos(_ query: SearchQuery, limit: Int = Catalog.searchLimit) throws -> [Int64] {
         let limit = min(max(limit, 0), Catalog.searchLimit)
         guard limit > 0 else { return [] }
-        var substring = query.substringTerms
+        let substring = query.substringTerms
+        // Every trigram term in one MATCH (`"東京" AND "タワー"`): a subquery each, 17 of them, was more than SQLite
+        // would plan ("unable to use function MATCH in the requested context": EIO in the mount).
+        let trigramExpressions = substring.compactMap(\.expression)
+        var trigramMatch = trigramExpressions.isEmpty ? nil : trigramExpressions.joined(separator: " AND ")
         let table: String
         var match: String?
         if let words = query.wordExpression {
             (table, match) = (SearchIndex.wordTable, words)
-        } else if let first = substring.firstIndex(where: { $0.expression != nil }) {
-            (table, match) = (SearchIndex.trigramTable, substring[first].expression)
-            substring.remove(at: first)
+        } else if let trigrams = trigramMatch {
+            (table, match) = (SearchIndex.trigramTable, trigrams)
+            trigramMatch = nil
         } else {
             // Only short terms in scripts without spaces (the photos that have such text) or emoji (any photo).
             table = substring.isEmpty ? SearchIndex.wordTable : SearchIndex.trigramTable
@@ -48,16 +52,13 @@ extension Catalog {
             conditions.append("rowid IN (SELECT s.rowid FROM \(table) s WHERE \(found))")
             arguments += texts as [DatabaseValueConvertible]
         }
-        for (term, expression) in substring {
-            if let expression {
-                conditions.append("rowid IN (SELECT rowid FROM \(SearchIndex.trigramTable) WHERE \(SearchIndex.trigramTable) MATCH ?)")
-                arguments.append(expression)
-            } else {
-                // Under 3 characters the trigram index matches nothing: a scan of its rows (only photos with such
-                // text), in either form.
-                scan(SearchIndex.trigramTable, for: term, holding: term.forms)
-            }
+        if let trigramMatch {
+            conditions.append("rowid IN (SELECT rowid FROM \(SearchIndex.trigramTable) WHERE \(SearchIndex.trigramTable) MATCH ?)")
+            arguments.append(trigramMatch)
         }
+        // Under 3 characters the trigram index matches nothing: a scan of its rows (only photos with such text), in
+        // either form.
+        for (term, expression) in substring where expression == nil { scan(SearchIndex.trigramTable, for: term, holding: term.forms) }
         // Emoji are no tokens: a scan of the word table's text (every photo; ~100 ms for 100,000), as typed.
         for term in query.symbolTerms { scan(SearchIndex.wordTable, for: term, holding: [term.text]) }
         let filter = conditions.isEmpty ? "1" : conditions.joined(separator: " AND ")
