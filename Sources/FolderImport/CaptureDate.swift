@@ -193,11 +193,14 @@ public enum CaptureDateRules {
                 return seconds
             }
             // YYYY-MM-DD[ _-T]HH.MM.SS (or with ":" or "-" in the time), or YYYY-MM-DD at HH.MM.SS (macOS)
-            let time = bytes.count > start + 14 && bytes[(start + 10)..<(start + 14)].elementsEqual(" at ".utf8) ? start + 14
-                : byte(start + 10, in: " _-T") ? start + 11 : nil
-            if let time, let h = number(time, 2), byte(time + 2, in: ".:-"), let mi = number(time + 3, 2),
-               byte(time + 5, in: ".:-"), let s = number(time + 6, 2), !isDigit(time + 8),
-               let hour = twentyFourHour(h, after: time + 8), let seconds = plausible(y, mo, d, hour, mi, s) {
+            let macOS = bytes.count > start + 14 && bytes[(start + 10)..<(start + 14)].elementsEqual(" at ".utf8)
+            let time = macOS ? start + 14 : byte(start + 10, in: " _-T") ? start + 11 : nil
+            // macOS writes the hour as the clock shows it: one digit before 10 ("at 9.05.01 AM").
+            let hourDigits = macOS && isDigit(start + 14) && byte(start + 15, in: ".:") ? 1 : 2
+            if let time, let h = number(time, hourDigits), byte(time + hourDigits, in: ".:-"),
+               let mi = number(time + hourDigits + 1, 2), byte(time + hourDigits + 3, in: ".:-"),
+               let s = number(time + hourDigits + 4, 2), !isDigit(time + hourDigits + 6),
+               let hour = twentyFourHour(h, after: time + hourDigits + 6), let seconds = plausible(y, mo, d, hour, mi, s) {
                 return seconds
             }
         }

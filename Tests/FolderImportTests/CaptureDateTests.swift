@@ -63,6 +63,11 @@ final class CaptureDateTests: XCTestCase {
         XCTAssertEqual(CaptureDateRules.fileNameDate("2024-07-14 09.30.12 Amsterdam.jpg", latestYear: 2026), seconds(2024, 7, 14, 9, 30, 12),
                        "a word after the time is no AM")
         XCTAssertNil(CaptureDateRules.fileNameDate("Screenshot 2024-07-14 at 13.05.00 PM.png", latestYear: 2026))
+        XCTAssertEqual(CaptureDateRules.fileNameDate("Screenshot 2024-07-14 at 9.05.01 AM.png", latestYear: 2026), seconds(2024, 7, 14, 9, 5, 1),
+                       "one digit before 10")
+        XCTAssertEqual(CaptureDateRules.fileNameDate("Screen Shot 2020-01-01 at 4.05.06 PM.png", latestYear: 2026), seconds(2020, 1, 1, 16, 5, 6),
+                       "older macOS")
+        XCTAssertEqual(CaptureDateRules.fileNameDate("Screenshot 2024-07-14 at 21.05.01.png", latestYear: 2026), seconds(2024, 7, 14, 21, 5, 1))
     }
 
     /// WhatsApp's names hold a day and no time (and WhatsApp strips EXIF): the modification time when it is on
