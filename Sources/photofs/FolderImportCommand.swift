@@ -85,6 +85,11 @@ struct FolderImportCommand: ParsableCommand {
                 logger.warning("folder not imported: \(folder): not a folder (name the folder that holds it)")
                 continue
             }
+            // A photofs mount or the kernel's /proc: refused here, so that naming only such folders fails.
+            if stat(path, &info) == 0, let reason = MountBoundaries.reasonNotToWalk(device: UInt64(info.st_dev)) {
+                logger.warning("folder not imported: \(folder): \(reason)")
+                continue
+            }
             if !roots.contains(path) { roots.append(path) }
         }
         guard !roots.isEmpty else { throw CommandFailure("none of the folders can be imported") }
@@ -126,6 +131,15 @@ struct FolderImportCommand: ParsableCommand {
                                      + (followed.isEmpty ? "no folder" : followed.sorted().joined(separator: ", ")))
             }
             if !roots.contains(path) { roots.append(path) }
+        }
+        // A followed folder inside another (or holding one) shares its files' photos: forgotten alone, it took the
+        // other's photos with it (back only at its next import, with new inodes).
+        for root in roots {
+            for other in followed.subtracting(roots).sorted() where other.hasPrefix(root + "/") || root.hasPrefix(other + "/") {
+                throw CommandFailure("\(root) cannot be forgotten alone: the library also follows \(other), "
+                                     + (other.hasPrefix(root + "/") ? "inside it" : "which holds it")
+                                     + "; forget both together (photofs import folder --forget \(library) \(root) \(other))")
+            }
         }
         let report: FolderImportReport
         do { report = try FolderImporter.forget(catalog: catalog, roots: roots, logger: logger) } catch {

@@ -89,6 +89,8 @@ final class FolderMountTests: MountedTestCase {
         XCTAssertFalse(again.text.contains("duplicate"), again.text)
         let inside = harness.photofs(["import", "folder", harness.library, inner + "/moments"])
         XCTAssertTrue(inside.stderr.contains("folder not imported: \(inner)/moments: a photofs mount"), inside.stderr)
+        XCTAssertNotEqual(inside.status, 0, "nothing to import: a failure, as for a folder that is not there")
+        XCTAssertTrue(inside.stderr.contains("none of the folders can be imported"), inside.stderr)
         // A photo deleted from the folder leaves the library (no copy in the mount keeps it).
         try FileManager.default.removeItem(atPath: photos + "/IMG_20220102_030406.jpg")
         _ = importFolder()
@@ -126,6 +128,17 @@ final class FolderMountTests: MountedTestCase {
         XCTAssertFalse(status.text.contains(downloads), status.text)
         XCTAssertTrue(status.text.contains("folder \(photos)"), status.text)
         XCTAssertTrue(harness.photofs(["import", "folder", harness.library, photos]).text.contains("nothing new"))
+
+        // A followed folder inside another is not forgotten alone (it took the other's photos with it).
+        let inner = photos + "/2024 Japan"
+        XCTAssertEqual(harness.photofs(["import", "folder", harness.library, inner]).status, 0)
+        let alone = harness.photofs(["import", "folder", "--forget", harness.library, inner])
+        XCTAssertNotEqual(alone.status, 0)
+        XCTAssertTrue(alone.stderr.contains("cannot be forgotten alone: the library also follows \(photos), which holds it"), alone.stderr)
+        XCTAssertEqual(try folderPhotos(), 2)
+        let both = harness.photofs(["import", "folder", "--forget", harness.library, inner, photos])
+        XCTAssertEqual(both.status, 0, both.stderr)
+        XCTAssertEqual(try folderPhotos(), 0)
     }
 
     /// A file named where a folder is expected: said so, and with nothing else to import the command fails.
