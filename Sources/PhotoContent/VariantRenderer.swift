@@ -55,10 +55,12 @@ public struct RenderedVariant: Sendable {
 
 public struct RenderOptions: Sendable {
     public var jpegQuality = 85
-    /// Checked from the header, before any pixel is decoded: 100 megapixels is twice today's largest
-    /// common camera sensors, and decoding one needs ~300 MB; anything above is refused as a likely bomb.
-    public var maxPixels = 100_000_000
-    public init(jpegQuality: Int = 85, maxPixels: Int = 100_000_000) {
+    /// Checked from the header, before any pixel is decoded: 200 megapixels is what today's largest phone
+    /// sensors write at full resolution (Samsung's Ultra phones: 108 MP, 12000×9000, then 200 MP; 100 refused
+    /// them, I/O errors in every sized mount); a baseline JPEG that large streams in a few MB, a progressive
+    /// 4:4:4 one needs ~1.2 GB (rendered alone). Anything above is refused as a likely bomb.
+    public var maxPixels = 200_000_000
+    public init(jpegQuality: Int = 85, maxPixels: Int = 200_000_000) {
         self.jpegQuality = jpegQuality; self.maxPixels = maxPixels
     }
 }

@@ -50,6 +50,8 @@ final class MountOptionsTests: XCTestCase {
         XCTAssertEqual(settings, MountSettings())
         XCTAssertNil(settings.variant)
         XCTAssertEqual(settings.cacheSize, 2 << 30)
+        XCTAssertEqual(settings.renderOptions.maxPixels, 200_000_000, "a 200 MP phone photo (100 refused 108 MP ones)")
+        XCTAssertGreaterThanOrEqual(settings.renderOptions.maxPixels, 12_000 * 9_000)
         XCTAssertNil(settings.backupTools, "nil: the file system's own default list")
         XCTAssertEqual(settings.fuseOptions, [])
     }
