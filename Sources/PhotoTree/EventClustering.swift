@@ -431,12 +431,12 @@ enum EventBoundaries {
                      barrier: (Int64, Int64) -> Bool) -> [Kind] {
         let gapCount = max(0, times.count - 1)
         guard gapCount > 0 else { return [] }
-        // Days of the camera's clock (times are its wall clock read as UTC), floored for times before 1970.
-        func day(_ time: Int64) -> Int64 { time >= 0 ? time / 86_400 : (time + 1) / 86_400 - 1 }
         /// Time alone splits these two: more than `maximumGap` apart on days not next to each other, or across a
         /// settled event.
         func splitByTime(_ before: Int64, _ after: Int64) -> Bool {
-            (after - before > rules.maximumGap && day(after) - day(before) != 1) || barrier(before, after)
+            // Days of the camera's clock (times are its wall clock read as UTC).
+            (after - before > rules.maximumGap && CivilDate.day(ofSecond: after) - CivilDate.day(ofSecond: before) != 1)
+                || barrier(before, after)
         }
         var logs = [Double](repeating: 0, count: gapCount)
         for position in 0..<gapCount {

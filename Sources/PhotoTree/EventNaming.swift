@@ -90,9 +90,9 @@ enum EventPlaces {
             var photoCounts = [Int](repeating: 0, count: names.count)
             for index in order where ids[index] >= 0 {
                 let id = ids[index], time = times[index]
-                // Floor division: days before 1970 are negative, and -1 s is day -1, not day 0. In time order a
-                // label's days never go back, so a new day is one not seen yet.
-                let day = time >= 0 ? time / 86_400 : (time + 1) / 86_400 - 1
+                // Days before 1970 are negative (-1 s is day -1, not day 0). In time order a label's days never go
+                // back, so a new day is one not seen yet.
+                let day = CivilDate.day(ofSecond: time)
                 if lastDay[id] != day { days[id] += 1; lastDay[id] = day }
                 photoCounts[id] += 1
             }
