@@ -323,10 +323,11 @@ public enum EventClustering {
             }
             let last = piece.members.reversed().lazy.compactMap { coordinates[$0] }.first
             // Home by the piece's place or its centre, not one photo of it: a trip's first day often begins
-            // with a photo at home.
-            let centre = EventPlaces.mean(of: piece.members.lazy.compactMap { coordinates[$0] })
-            let atHome = (label != nil && label == home)
-                || (centre.map { point in homePoint.map { EventPlaces.distanceMeters(point, $0) <= homeRadiusMeters } ?? false } ?? false)
+            // with a photo at home. The centre only when the place does not say so already.
+            let atHome = (label != nil && label == home) || homePoint.flatMap { homePoint in
+                EventPlaces.mean(of: piece.members.lazy.compactMap { coordinates[$0] })
+                    .map { EventPlaces.distanceMeters($0, homePoint) <= homeRadiusMeters }
+            } == true
             if !atHome, piece.before == .soft, let known = trip,
                (label != nil && label == known.label)
                 || (first.map { point in known.last.map { EventPlaces.distanceMeters(point, $0) <= tripRadiusMeters } ?? false } ?? false) {
