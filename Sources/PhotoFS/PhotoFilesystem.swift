@@ -620,6 +620,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
         // An idle backing is reused for the very version it was registered for (its file passed the import's
         // check then) while the photo's path still names that file, unchanged. Never on a sized mount: its
         // handles read variants.
+        let local = source.url.hasPrefix("file:")
         let originalKey = file != nil && variants == nil ? OriginalCache.key(for: source) : nil
         let reused = file.flatMap { file in
             originalKey == file.identity && LocalFileContent.stillNames(file.file, source) ? file.file : nil
@@ -639,7 +640,7 @@ public final class PhotoFilesystem: @unchecked Sendable {
             // handle reads its photo whole (`read`), or now when the folder's last photo was read whole; a sized
             // mount's variants now, as its open renders anyway. A local photo shown as it is has nothing to warm
             // and moves no position: finding it in its folder's listing was 1–2 µs of a 10 µs open (perf).
-            if variants != nil || !source.url.hasPrefix("file:") { neighbours = planner.neighbours(of: inode) }
+            if variants != nil || !local { neighbours = planner.neighbours(of: inode) }
             let now = variants != nil || neighbours.folder.map(planner.isReadWhole) == true
             if now {
                 prefetch(neighbours.seqs)
@@ -652,7 +653,6 @@ public final class PhotoFilesystem: @unchecked Sendable {
                                                   "keep": "\(mode.keepCache)", "direct": "\(mode.directIO)"])
         }
         // A local photo shown as it is: the kernel may read its file itself (the adapter decides, PassThroughPolicy).
-        let local = source.url.hasPrefix("file:")
         let passThroughFile = local ? content?.wholeFileDescriptor : nil
         let handle = OpenPhoto(content: content, variantBytes: variantBytes, photoID: photo.id, attributes: attributes,
                                identity: identity, pageCache: mode, folder: variants == nil ? neighbours.folder : nil,
