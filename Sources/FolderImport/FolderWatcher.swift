@@ -226,9 +226,9 @@ public final class FolderWatcher {
         var found: [String] = []
         var pending = [root]
         while let folder = pending.popLast() {
-            var folderInfo = stat()
-            guard stat(folder, &folderInfo) == 0 else { continue }
             guard let handle = opendir(folder) else { continue }
+            var folderInfo = stat()
+            guard fstat(dirfd(handle), &folderInfo) == 0 else { closedir(handle); continue }
             while let entry = readdir(handle) {
                 guard entry.pointee.d_type == UInt8(DT_DIR) || entry.pointee.d_type == UInt8(DT_UNKNOWN) else { continue }
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
