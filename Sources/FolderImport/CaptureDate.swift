@@ -131,22 +131,11 @@ public enum CaptureDateRules {
     /// in a row (DJI's `DJI_20240714093012_0001_D.JPG`, Android's `…_BURST20240714093012_COVER.jpg`). The digits
     /// must not continue a longer number.
     public static func fileNameDate(_ name: String, latestYear: Int) -> Int64? {
-        let bytes = Array(name.utf8.prefix(1024))
-        func isDigit(_ index: Int) -> Bool {
-            index >= 0 && index < bytes.count && bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9")
-        }
-        func number(_ start: Int, _ count: Int) -> Int? {
-            guard start >= 0, start + count <= bytes.count else { return nil }
-            var value = 0
-            for index in start..<start + count {
-                guard isDigit(index) else { return nil }
-                value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
-            }
-            return value
-        }
-        func byte(_ index: Int, in set: String) -> Bool {
-            index >= 0 && index < bytes.count && set.utf8.contains(bytes[index])
-        }
+        let scanned = NameDigits(name)
+        let bytes = scanned.bytes
+        func isDigit(_ index: Int) -> Bool { scanned.isDigit(index) }
+        func number(_ start: Int, _ count: Int) -> Int? { scanned.number(start, count) }
+        func byte(_ index: Int, in set: String) -> Bool { scanned.byte(index, in: set) }
         /// The hour, made 24-hour when " AM" or " PM" follows at `index` (macOS writes screenshot names in the
         /// user's clock format: "… at 10.30.12 PM", with a space or a narrow no-break space); nil for an hour
         /// a 12-hour clock cannot show.
@@ -210,14 +199,11 @@ public enum CaptureDateRules {
     /// The day of a name that has a date and no time: WhatsApp's `IMG-20240714-WA0001.jpg` (and `VID-`,
     /// `PTT-`…: `YYYYMMDD-WA` and digits). The day's first second, or nil.
     public static func fileNameDay(_ name: String, latestYear: Int) -> Int64? {
-        let bytes = Array(name.utf8.prefix(1024))
-        guard bytes.count >= 11 else { return nil }
-        for start in 0...(bytes.count - 11) where start == 0 || !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[start - 1]) {
-            let digits = bytes[start..<start + 8]
-            guard digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-                  bytes[(start + 8)..<(start + 11)].elementsEqual("-WA".utf8) else { continue }
-            let value = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-            let (y, mo, d) = (value / 10_000, value / 100 % 100, value % 100)
+        let scanned = NameDigits(name)
+        for start in scanned.bytes.indices where scanned.isDigit(start) && !scanned.isDigit(start - 1) {
+            guard let y = scanned.number(start, 4), let mo = scanned.number(start + 4, 2), let d = scanned.number(start + 6, 2),
+                  scanned.byte(start + 8, in: "-"), scanned.byte(start + 9, in: "W"), scanned.byte(start + 10, in: "A")
+            else { continue }
             guard (earliestYear...max(earliestYear, latestYear)).contains(y) else { return nil }
             return MomentRange.seconds(year: y, month: mo, day: d, hour: 0, minute: 0, second: 0)
         }
@@ -232,5 +218,31 @@ public enum CaptureDateRules {
         guard localtime_r(&time, &parts) != nil else { return nil }
         return MomentRange.seconds(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday),
                                    hour: Int(parts.tm_hour), minute: Int(parts.tm_min), second: Int(parts.tm_sec))
+    }
+}
+
+/// A file name's first 1,024 bytes, read for the dates in it: digits and separators by position, any position
+/// safe to ask (out of range is neither).
+private struct NameDigits {
+    let bytes: [UInt8]
+    init(_ name: String) { bytes = Array(name.utf8.prefix(1024)) }
+
+    func isDigit(_ index: Int) -> Bool {
+        index >= 0 && index < bytes.count && bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9")
+    }
+
+    /// The `count` digits at `start` as a number, or nil when any is not a digit.
+    func number(_ start: Int, _ count: Int) -> Int? {
+        guard start >= 0, start + count <= bytes.count else { return nil }
+        var value = 0
+        for index in start..<start + count {
+            guard isDigit(index) else { return nil }
+            value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    func byte(_ index: Int, in set: String) -> Bool {
+        index >= 0 && index < bytes.count && set.utf8.contains(bytes[index])
     }
 }
