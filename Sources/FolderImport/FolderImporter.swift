@@ -9,6 +9,8 @@ public struct FolderImportReport: Sendable {
     /// Photos added, updated or left as they were by the catalog writes.
     public var written = ImportSummary()
     public var roots: [String]
+    /// The roots the walk could look at (not missing, readable, not a photofs mount or the kernel's).
+    public var walkedRoots: Set<String> = []
     /// The walk matched the remembered files exactly and nothing but the folders' sync times was written: the
     /// photos, and so their events, are as before.
     public var changedNothing = false
@@ -48,6 +50,7 @@ public final class FolderImporter {
     public func run(beforeWriting: () -> Void = {}) throws -> FolderImportReport {
         let plan = try scan.plan()
         var report = FolderImportReport(counts: plan.counts, roots: roots)
+        report.walkedRoots = plan.walkedRoots
         if plan.nothingChanged, try noteSynced(plan.walkedRoots) {
             try rememberRefused(plan)
             report.changedNothing = true

@@ -85,11 +85,6 @@ struct FolderImportCommand: ParsableCommand {
                 logger.warning("folder not imported: \(folder): not a folder (name the folder that holds it)")
                 continue
             }
-            // A photofs mount or the kernel's /proc: refused here, so that naming only such folders fails.
-            if stat(path, &info) == 0, let reason = MountBoundaries.reasonNotToWalk(device: UInt64(info.st_dev)) {
-                logger.warning("folder not imported: \(folder): \(reason)")
-                continue
-            }
             if !roots.contains(path) { roots.append(path) }
         }
         guard !roots.isEmpty else { throw CommandFailure("none of the folders can be imported") }
@@ -102,6 +97,9 @@ struct FolderImportCommand: ParsableCommand {
             // An import that wrote nothing ran no library importer, which ends the bar: the summary must not
             // continue its line.
             progress.finish()
+            // Every folder named was refused by the walk (unreadable, a photofs mount, /proc: its warning says
+            // which), as a missing one is above.
+            guard !report.walkedRoots.isEmpty else { throw CommandFailure("none of the folders can be imported") }
             // Unchanged photos make the same events: clustering 100,000 photos again (0.7 s) would take an
             // unchanged re-import from 1.6× `find`'s time to several times it. Events that aged past 48 hours
             // meanwhile settle before the next import that changes something writes, or at the next mount.
@@ -109,6 +107,8 @@ struct FolderImportCommand: ParsableCommand {
             print(FolderImportCommand.describe(report))
         } catch let stopped as ImportStopped {
             throw CommandFailure(ImportCommand.explain(stopped))
+        } catch let failure as CommandFailure {
+            throw failure
         } catch {
             throw CommandFailure("import stopped: \(error)")
         }
