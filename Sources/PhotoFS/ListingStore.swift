@@ -83,7 +83,9 @@ final class ListingStore: @unchecked Sendable {
 
     /// A directory's listing, from the cache or built now.
     func listing(of node: Node) throws -> DirectoryListing {
-        if node == .search { return searches.listing(newest: try catalog.newestMomentAt()) } // changes at every lookup: never cached
+        // /search changes at every lookup: never cached. Dated as the root (its cached listing: a query of the
+        // catalog at every getattr of /search was not needed for that).
+        if node == .search { return searches.listing(newest: try listing(of: .root).attributes.mtime) }
         let cache = node == .recent ? recentListing : listings
         if cache.value(for: node) == nil, ListingStore.isPrebuilt(node) {
             // Built in a moment by the scan after mount (ListingPrebuild.swift); 10 s bounds a stuck catalog.
@@ -137,7 +139,7 @@ final class ListingStore: @unchecked Sendable {
         case .event(let key):
             return try events.photos(of: key, servedExtension: servedExtension) { try catalog.photos(seqs: $0) }
         case .search:
-            return searches.listing(newest: try catalog.newestMomentAt())
+            return searches.listing(newest: try listing(of: .root).attributes.mtime)
         case .searchResults(let number):
             guard let query = searches.query(number: number) else {
                 throw FilesystemError(.notFound, "search \(number) is not remembered")
