@@ -9,7 +9,8 @@ import PhotoSources
 final class TerminalProgress: ImportProgress, @unchecked Sendable {
     private let isTerminal = isatty(STDERR_FILENO) == 1
     private let logger: Logger
-    private let statusLine: TerminalStatusLine
+    /// The process's one status line, which log lines are printed above.
+    private let statusLine = LoggingBootstrap.statusLine
     private let lock = NSLock()
     /// When the line was last drawn (monotonic: a clock step must not freeze the bar); nil before the first.
     private var lastDraw: DispatchTime?
@@ -18,10 +19,7 @@ final class TerminalProgress: ImportProgress, @unchecked Sendable {
     private var loggedStages = Set<String>()
     private var waited: TimeInterval = 0
 
-    init(logger: Logger, statusLine: TerminalStatusLine = LoggingBootstrap.statusLine) {
-        self.logger = logger
-        self.statusLine = statusLine
-    }
+    init(logger: Logger) { self.logger = logger }
 
     func update(stage: String, done: Int, total: Int?) {
         lock.lock()

@@ -9,11 +9,8 @@ final class TerminalStatusLine: @unchecked Sendable {
     private let lock = NSLock()
     /// What the bar shows now; nil when no bar is on the screen.
     private var shown: String?
-    private let write: @Sendable (String) -> Void
 
-    init(write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) {
-        self.write = write
-    }
+    private func write(_ text: String) { FileHandle.standardError.write(Data(text.utf8)) }
 
     /// Draws `text` in place of the bar (or as the first bar).
     func show(_ text: String) {
