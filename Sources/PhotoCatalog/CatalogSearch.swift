@@ -43,14 +43,21 @@ extension Catalog {
             conditions.append("\(table) MATCH ?")
             arguments.append(match)
         }
-        /// The rows of `table` whose text, in the term's fields, holds one of `texts` (case as typed). instr() is a
-        /// plain function, so the text is never a pattern.
+        /// Per table, what its rows' text must hold: a term each, one of the term's `texts` in the term's fields
+        /// (case as typed). instr() is a plain function, so the text is never a pattern. One subquery per table
+        /// whatever the number of terms: a subquery per term beside a MATCH, 16 of them, was more than SQLite
+        /// would plan ("unable to use function MATCH in the requested context": EIO in the mount).
+        var scans: [(table: String, holds: [String], arguments: [DatabaseValueConvertible])] = []
         func scan(_ table: String, for term: SearchQuery.Term, holding texts: [String]) {
             let columns = term.field.map { $0.columns } ?? SearchIndex.columns
             let haystack = columns.map { "coalesce(s.\($0), '')" }.joined(separator: " || ' ' || ")
-            let found = texts.map { _ in "instr(\(haystack), ?) > 0" }.joined(separator: " OR ")
-            conditions.append("rowid IN (SELECT s.rowid FROM \(table) s WHERE \(found))")
-            arguments += texts as [DatabaseValueConvertible]
+            let holds = "(" + texts.map { _ in "instr(\(haystack), ?) > 0" }.joined(separator: " OR ") + ")"
+            if let index = scans.firstIndex(where: { $0.table == table }) {
+                scans[index].holds.append(holds)
+                scans[index].arguments += texts as [DatabaseValueConvertible]
+            } else {
+                scans.append((table, [holds], texts))
+            }
         }
         if let trigramMatch {
             conditions.append("rowid IN (SELECT rowid FROM \(SearchIndex.trigramTable) WHERE \(SearchIndex.trigramTable) MATCH ?)")
@@ -61,6 +68,10 @@ extension Catalog {
         for (term, expression) in substring where expression == nil { scan(SearchIndex.trigramTable, for: term, holding: term.forms) }
         // Emoji are no tokens: a scan of the word table's text (every photo; ~100 ms for 100,000), as typed.
         for term in query.symbolTerms { scan(SearchIndex.wordTable, for: term, holding: [term.text]) }
+        for scan in scans {
+            conditions.append("rowid IN (SELECT s.rowid FROM \(scan.table) s WHERE \(scan.holds.joined(separator: " AND ")))")
+            arguments += scan.arguments
+        }
         let filter = conditions.isEmpty ? "1" : conditions.joined(separator: " AND ")
         let weights = SearchIndex.weights.map { String($0) }.joined(separator: ", ")
         return try read { db in
