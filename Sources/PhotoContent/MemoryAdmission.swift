@@ -13,8 +13,9 @@ public final class MemoryAdmission: @unchecked Sendable {
     struct State {
         var running = 0
         var bytesInUse = 0
-        /// The waiting callers, in arrival order, each with how to learn whether someone now waits for it.
-        var waiting: [(ticket: UInt64, isUrgent: () -> Bool)] = []
+        /// The waiting callers, in arrival order, each with its bytes and how to learn whether someone now waits
+        /// for it.
+        var waiting: [(ticket: UInt64, bytes: Int, isUrgent: () -> Bool)] = []
         var nextTicket: UInt64 = 0
 
         /// Which waiter is next: the first urgent one, else the first to arrive.
@@ -24,6 +25,28 @@ public final class MemoryAdmission: @unchecked Sendable {
         /// alone: refusing it would make the photo unrenderable, and it is rare (a 100 MP image).
         static func fits(_ bytes: Int, running: Int, bytesInUse: Int, slots: Int, budget: Int) -> Bool {
             running < slots && (running == 0 || bytes <= budget - bytesInUse)
+        }
+
+        /// What a waiter does when it looks.
+        enum Turn: Equatable {
+            case start
+            case wait
+            /// Another waiter is next and could start: wake the waiters, then wait.
+            case wakeTheNextAndWait
+        }
+
+        /// The turn of the waiter at `position` of `waiting` (bytes each, in arrival order; `urgent` alike):
+        /// it starts when it is next and fits. Otherwise it waits, waking the others first when the next one
+        /// could start now: urgency changes without a release (a lookup starts waiting for a render queued in
+        /// the background), so the next one may have looked while another was next and gone to sleep, and with
+        /// nothing running no release would wake it again. A sized mount hung so, every render waiting and none
+        /// running (a new-user trial, 1 run in 12).
+        static func turn(of position: Int, bytes: [Int], urgent: [Bool], running: Int, bytesInUse: Int,
+                         slots: Int, budget: Int) -> Turn {
+            let next = next(urgent: urgent)
+            guard bytes.indices.contains(next),
+                  fits(bytes[next], running: running, bytesInUse: bytesInUse, slots: slots, budget: budget) else { return .wait }
+            return next == position ? .start : .wakeTheNextAndWait
         }
     }
 
@@ -43,15 +66,21 @@ public final class MemoryAdmission: @unchecked Sendable {
         defer { condition.unlock() }
         let ticket = state.nextTicket
         state.nextTicket &+= 1
-        state.waiting.append((ticket, isUrgent))
-        while true {
-            let next = State.next(urgent: state.waiting.map { $0.isUrgent() })
-            if state.waiting[next].ticket == ticket,
-               State.fits(bytes, running: state.running, bytesInUse: state.bytesInUse, slots: slots, budget: budget) {
-                state.waiting.remove(at: next)
-                break
+        state.waiting.append((ticket, bytes, isUrgent))
+        waiting: while true {
+            // Only this caller removes its ticket.
+            guard let position = state.waiting.firstIndex(where: { $0.ticket == ticket }) else { break waiting }
+            switch State.turn(of: position, bytes: state.waiting.map(\.bytes), urgent: state.waiting.map { $0.isUrgent() },
+                              running: state.running, bytesInUse: state.bytesInUse, slots: slots, budget: budget) {
+            case .start:
+                state.waiting.remove(at: position)
+                break waiting
+            case .wakeTheNextAndWait:
+                condition.broadcast()
+                condition.wait()
+            case .wait:
+                condition.wait()
             }
-            condition.wait()
         }
         state.running += 1
         state.bytesInUse += bytes

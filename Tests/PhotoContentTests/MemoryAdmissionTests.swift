@@ -13,6 +13,54 @@ final class MemoryAdmissionTests: XCTestCase {
         XCTAssertFalse(State.fits(500, running: 1, bytesInUse: 1, slots: 2, budget: 100))
     }
 
+    func testAWaiterThatSeesAnotherAsNextAndRoomForItWakesTheOthers() {
+        typealias State = MemoryAdmission.State
+        func turn(_ position: Int, _ urgent: [Bool], running: Int = 0, bytesInUse: Int = 0) -> State.Turn {
+            State.turn(of: position, bytes: [10, 10], urgent: urgent, running: running, bytesInUse: bytesInUse,
+                       slots: 1, budget: 100)
+        }
+        XCTAssertEqual(turn(0, [false, false]), .start)
+        XCTAssertEqual(turn(1, [false, false]), .wakeTheNextAndWait, "the first could start: it may be asleep")
+        XCTAssertEqual(turn(1, [false, true]), .start, "someone waits for the second")
+        // The hang: the first looked while the second was next, then the second looked when it no longer was;
+        // with nothing running, only the waiter that looks last can wake the one that is next.
+        XCTAssertEqual(turn(0, [false, true]), .wakeTheNextAndWait)
+        XCTAssertEqual(turn(0, [false, false], running: 1, bytesInUse: 10), .wait, "no room: a release wakes them")
+        XCTAssertEqual(turn(1, [false, false], running: 1, bytesInUse: 10), .wait)
+    }
+
+    /// A waiter becomes urgent right after it looked, while the slot was freed: in some runs the other waiter then
+    /// looks, sees it next and goes to sleep too. Before the fix both slept for good (a sized mount's renders).
+    func testWorkThatBecomesUrgentWhileTheOthersLookIsStillAdmitted() {
+        for _ in 0..<200 {
+            let gate = MemoryAdmission(budget: 100, slots: 1)
+            let log = Log()
+            final class Urgency: @unchecked Sendable {
+                let lock = NSLock()
+                var looks = 0
+                var urgent = false
+                /// Not urgent at its first two looks (on arrival, after the release), urgent from then on.
+                func look() -> Bool {
+                    lock.lock(); defer { lock.unlock() }
+                    looks += 1
+                    defer { if looks >= 2 { urgent = true } }
+                    return urgent
+                }
+            }
+            let urgency = Urgency()
+            gate.admit(10)
+            admitInBackground(gate, 10, log: log, name: "first")
+            XCTAssertTrue(eventually { gate.waitingCount == 1 })
+            admitInBackground(gate, 10, log: log, name: "second", isUrgent: { urgency.look() })
+            XCTAssertTrue(eventually { gate.waitingCount == 2 })
+            gate.release(10)
+            XCTAssertTrue(eventually { log.entries.count == 1 }, "one of them starts")
+            gate.release(10)
+            XCTAssertTrue(eventually { log.entries.count == 2 }, "then the other")
+            gate.release(10)
+        }
+    }
+
     /// Starts `admit(bytes)` on its own thread, which writes `name` to `log` once admitted.
     private func admitInBackground(_ gate: MemoryAdmission, _ bytes: Int, log: Log, name: String,
                                    isUrgent: @escaping @Sendable () -> Bool = { false }) {
