@@ -32,11 +32,16 @@ public enum ContentHash {
         }
     }
 
-    /// The hash of a file by path (full hashes of files not otherwise opened by this import).
+    /// The hash of a file by path (full hashes of files not otherwise opened by this import). A link to a file
+    /// is its target, as the walk and the reader take it: opened without following, a link to a photo of the
+    /// folder was no duplicate of it but a second photo (a new-user trial's "Favourites" folder of links).
+    /// O_NONBLOCK: a name replaced by a FIFO since the walk fails here instead of blocking the import.
     public static func full(path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         return full(fd: fd)
     }
 

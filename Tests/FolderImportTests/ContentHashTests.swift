@@ -20,4 +20,16 @@ final class ContentHashTests: XCTestCase {
         XCTAssertEqual(ContentHash.partial(size: 1, prefix: long),
                        ContentHash.partial(size: 1, prefix: Array(long.prefix(ContentHash.prefixBytes))))
     }
+
+    /// A link is hashed as its file; a FIFO (a name replaced since the walk) is no file, and does not block.
+    func testALinkIsItsFileAndAFIFOIsNone() throws {
+        let folder = NSTemporaryDirectory() + "content-hash-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Data("abc".utf8).write(to: URL(fileURLWithPath: folder + "/file"))
+        try FileManager.default.createSymbolicLink(atPath: folder + "/link", withDestinationPath: "file")
+        XCTAssertEqual(ContentHash.full(path: folder + "/link"), ContentHash.full(path: folder + "/file"))
+        XCTAssertEqual(mkfifo(folder + "/fifo", 0o600), 0)
+        XCTAssertNil(ContentHash.full(path: folder + "/fifo"))
+    }
 }

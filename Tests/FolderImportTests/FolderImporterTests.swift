@@ -236,6 +236,21 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertNil(try photo(titled: "c"))
     }
 
+    /// A link to a photo of the folders (a "Favourites" folder of links) is the same file: a duplicate, not a
+    /// second photo, also when the photo is longer than the partial hash (the full hash then decides).
+    func testALinkToAPhotoIsADuplicateOfIt() throws {
+        let path = photos + "/trip/long.jpg"
+        let bytes = try PhotoFixtures.jpeg(width: 900, height: 700, seed: 70)
+        XCTAssertGreaterThan(bytes.count, ContentHash.prefixBytes)
+        try bytes.write(to: URL(fileURLWithPath: path))
+        try FileManager.default.createDirectory(atPath: photos + "/Favourites", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: photos + "/Favourites/best.jpg", withDestinationPath: "../trip/long.jpg")
+        let report = try importFolder()
+        XCTAssertEqual(report.counts.duplicateFiles, 1)
+        XCTAssertEqual(try Catalog(path: library).allPhotos().count, 1)
+        XCTAssertEqual(try importFolder().counts.unchanged, 2, "and nothing to do the next time")
+    }
+
     /// A photo whose date came from its file's name keeps it when the file is renamed to a name without one, or
     /// copied elsewhere and deleted: it moved to the year of the file's mtime. A name with another date wins.
     func testARenamedFileKeepsTheDateItsOldNameGave() throws {
