@@ -87,6 +87,7 @@ public final class FolderScan {
         for line in walk.warnings { warn(line, &plan) }
         for (_, kinds) in walk.skipped { for (kind, count) in kinds { plan.counts.skipped[kind.rawValue, default: 0] += count } }
         if walk.skippedForTheirNames > 0 { plan.counts.skipped["names to fix", default: 0] += walk.skippedForTheirNames }
+        if walk.brokenLinks > 0 { plan.counts.skipped["broken links", default: 0] += walk.brokenLinks }
         plan.walkedRoots = walk.walkedRoots
         plan.counts.imageFiles = walk.images.count
         progress?.update(stage: "walk", done: walk.images.count, total: walk.images.count)

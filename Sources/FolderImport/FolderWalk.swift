@@ -18,6 +18,8 @@ public struct FolderWalkResult: Sendable {
     public var unreadable: Set<[UInt8]> = []
     /// Image files left out for their names (not UTF-8, or one text with a sibling's in another Unicode form).
     public var skippedForTheirNames = 0
+    /// Links whose target cannot be reached (gone, or unreadable): skipped, and counted so, at every import.
+    public var brokenLinks = 0
 
     public init(walkedRoots: Set<String> = []) { self.walkedRoots = walkedRoots }
 
@@ -72,7 +74,7 @@ public enum FolderWalk {
     /// files move 300 KB).
     private struct Entry {
         /// `failed`: a warning, and whether the entry is there still (not ENOENT): then it is `unreadable`.
-        enum Kind { case folder, file, linkToFolder, special, failed(String, present: Bool) }
+        enum Kind { case folder, file, linkToFolder, special, failed(String, present: Bool), brokenLink(String, present: Bool) }
         var name: String
         /// The name, with "/" after it for a folder: sorting siblings by it sorts their paths by bytes.
         var sortKey: String
@@ -91,7 +93,7 @@ public enum FolderWalk {
             switch kind {
             case .folder: return !FolderWalk.isLeftOut(folderNamed: name)
             case .file: return !FolderWalk.isLeftOut(fileNamed: name) && ImageFileKind.fromName(name).isImage
-            case .linkToFolder, .special, .failed: return false
+            case .linkToFolder, .special, .failed, .brokenLink: return false
             }
         }
     }
@@ -151,7 +153,7 @@ public enum FolderWalk {
                     guard fstatat(folderFD, base, &info, 0) == 0 else {
                         let present = !isGone(errno)
                         return Entry(name: name, sortKey: name,
-                                     kind: .failed("link skipped: \(folder)/\(name): \(lastError(or: "broken"))", present: present))
+                                     kind: .brokenLink("link skipped: \(folder)/\(name): \(lastError(or: "broken"))", present: present))
                     }
                     // Links to folders are not followed.
                     if (info.st_mode & S_IFMT) == S_IFDIR { return Entry(name: name, sortKey: name, kind: .linkToFolder) }
@@ -215,6 +217,10 @@ public enum FolderWalk {
             switch entry.kind {
             case .failed(let warning, let present):
                 result.warnings.append(warning)
+                if present { result.unreadable.insert(Array((folder + "/" + name).utf8)) }
+            case .brokenLink(let warning, let present):
+                result.warnings.append(warning)
+                result.brokenLinks += 1
                 if present { result.unreadable.insert(Array((folder + "/" + name).utf8)) }
             case .linkToFolder:
                 continue

@@ -249,6 +249,10 @@ final class FolderImporterTests: XCTestCase {
         XCTAssertEqual(report.counts.duplicateFiles, 1)
         XCTAssertEqual(try Catalog(path: library).allPhotos().count, 1)
         XCTAssertEqual(try importFolder().counts.unchanged, 2, "and nothing to do the next time")
+        // A link to nothing is skipped and counted, at every import.
+        try FileManager.default.createSymbolicLink(atPath: photos + "/Favourites/gone.jpg", withDestinationPath: "/nonexistent/x.jpg")
+        XCTAssertEqual(try importFolder().counts.skipped["broken links"], 1)
+        XCTAssertEqual(try importFolder().counts.skipped["broken links"], 1)
     }
 
     /// A photo whose date came from its file's name keeps it when the file is renamed to a name without one, or
