@@ -30,7 +30,7 @@ struct OriginCommand: ParsableCommand {
     @Option(help: "The API key the origin accepts.")
     var apiKey = "demo"
 
-    @Option(help: "Number of photos in the generated library.")
+    @Option(help: "Number of generated photos; in the Flickr format the member \"ansel\" adds 6 items of his own (4 private photos, 2 videos).")
     var photos = 240
 
     @Option(help: "Instead of generated photos, list the JPEG/PNG files of this directory...")
