@@ -16,7 +16,8 @@ public enum GeonamesCities {
             cities.append(City(name: text(geonames_city_get_name(city)), state: text(geonames_city_get_state(city)),
                                country: text(geonames_city_get_country(city)),
                                timezone: text(geonames_city_get_timezone(city)),
-                               latitude: geonames_city_get_latitude(city), longitude: geonames_city_get_longitude(city)))
+                               latitude: geonames_city_get_latitude(city), longitude: geonames_city_get_longitude(city),
+                               population: Int(geonames_city_get_population(city))))
         }
         return regionsToldApart(cities + missingFromLibgeonames)
     }()

@@ -11,10 +11,20 @@ public struct City: Equatable, Sendable {
     public var longitude: Double
     /// The region's name when its state's alone would be another country's region too (`GeonamesCities`).
     public var region: String? = nil
-    public init(name: String, state: String, country: String, timezone: String, latitude: Double, longitude: Double) {
+    /// People living there (0: not known).
+    public var population: Int
+    public init(name: String, state: String, country: String, timezone: String, latitude: Double, longitude: Double,
+                population: Int = 0) {
         self.name = name; self.state = state; self.country = country; self.timezone = timezone
-        self.latitude = latitude; self.longitude = longitude
+        self.latitude = latitude; self.longitude = longitude; self.population = population
     }
+
+    /// How far from its point a city still names a photo before a town nearer to it: 15 km per million people's
+    /// square root (Mumbai's 12.7 million: 53 km; Lisbon's 518,000: 10.8 km; a town of 20,000: 2.1 km), at least
+    /// 1 km and at most 20 km. GeoNames puts a city at one point, often its old centre, and its suburbs are
+    /// towns of their own: the nearest point named a photo at the Gateway of India "Uran" (12 km, against
+    /// Mumbai's 17), one in Asakusa "Urayasu", one at Belém's tower "Algés".
+    var claimKilometres: Double { min(20, max(1, 0.015 * Double(max(0, population)).squareRoot())) }
 
     /// The region a photo taken here goes to: the city's state or province, else its country.
     public var regionName: String { region ?? (state.isEmpty ? (country.isEmpty ? name : country) : state) }
@@ -58,7 +68,7 @@ public struct NearestCity: Sendable {
         let shrink = cos((abs(latitude) + Double(rowSpan)).clamped(to: 0...90) * .pi / 180)
         let columnSpan = shrink < 0.01 ? 180 : min(180, Int(ceil(maxKilometres / (111.32 * shrink))))
         let centreRow = NearestCity.row(latitude), centreColumn = NearestCity.column(longitude)
-        var best: (City, Double)?
+        var within: [(city: City, kilometres: Double)] = []
         for row in max(-90, centreRow - rowSpan)...min(89, centreRow + rowSpan) {
             var visited = Set<Int>()
             for offset in -columnSpan...columnSpan {
@@ -68,11 +78,29 @@ public struct NearestCity: Sendable {
                 for index in cells[NearestCity.cell(latitude: row, longitude: column)] ?? [] {
                     let city = cities[index]
                     let distance = NearestCity.kilometres(latitude, longitude, city.latitude, city.longitude)
-                    if distance <= maxKilometres, best.map({ distance < $0.1 }) ?? true { best = (city, distance) }
+                    if distance <= maxKilometres { within.append((city, distance)) }
                 }
             }
         }
-        return best?.0
+        return NearestCity.naming(within)
+    }
+
+    /// The city that names a photo among those within the limit (`kilometres` away): the nearest one's state
+    /// decides the region, as before; within that state, of the cities whose `claimKilometres` reach the photo,
+    /// the one it is nearest to for its size, so a big city's suburbs say the city and a town's centre says the
+    /// town (Versailles, 17 km from Paris's point). None reaching it (the countryside): the nearest. Across a
+    /// state's border the nearest city stays: Jersey City is New Jersey's, whatever New York's size. Ties: the
+    /// nearer.
+    static func naming(_ within: [(city: City, kilometres: Double)]) -> City? {
+        guard let nearest = within.min(by: { $0.kilometres < $1.kilometres }) else { return nil }
+        let claiming = within.filter {
+            $0.city.state == nearest.city.state && $0.city.country == nearest.city.country
+                && $0.kilometres <= $0.city.claimKilometres
+        }
+        return claiming.min { a, b in
+            let (x, y) = (a.kilometres / a.city.claimKilometres, b.kilometres / b.city.claimKilometres)
+            return x != y ? x < y : a.kilometres < b.kilometres
+        }?.city ?? nearest.city
     }
 
     /// Great-circle distance (haversine).

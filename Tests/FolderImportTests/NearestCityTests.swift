@@ -30,6 +30,31 @@ final class NearestCityTests: XCTestCase {
         XCTAssertNil(cities.nearest(latitude: 91, longitude: 0))
     }
 
+    /// Within the nearest city's state, a city names the photos nearest to it for its size: a big city's
+    /// suburbs say the city, a town's centre the town; across a state's border the nearest city stays.
+    func testABigCityNamesItsSuburbsButNotTheTownsAroundIt() {
+        let cities = NearestCity(cities: [
+            City(name: "Metropolis", state: "A", country: "X", timezone: "", latitude: 0, longitude: 0, population: 4_000_000),
+            City(name: "Suburb", state: "A", country: "X", timezone: "", latitude: 0, longitude: 0.15, population: 20_000),
+            City(name: "Across", state: "B", country: "X", timezone: "", latitude: 0, longitude: -0.3, population: 30_000),
+        ])
+        // 0.1° of longitude at the equator is 11.1 km.
+        XCTAssertEqual(cities.nearest(latitude: 0, longitude: 0.1)?.name, "Metropolis", "11 km from it, 5.6 km from the town")
+        XCTAssertEqual(cities.nearest(latitude: 0, longitude: 0.145)?.name, "Suburb", "in the town's centre")
+        XCTAssertEqual(cities.nearest(latitude: 0, longitude: 0.35)?.name, "Suburb", "39 km from the city, 22 from the town: neither reaches it, the nearer names it")
+        XCTAssertEqual(cities.nearest(latitude: 0, longitude: -0.2)?.name, "Across", "another state's town is nearer")
+        XCTAssertEqual(cities.nearest(latitude: 0, longitude: -0.2)?.regionName, "B")
+    }
+
+    func testLibgeonamesNamesPhotosByTheirCityNotItsNearestSuburb() {
+        let all = NearestCity(cities: GeonamesCities.all)
+        XCTAssertEqual(all.nearest(latitude: 18.9220, longitude: 72.8347)?.name, "Mumbai", "the Gateway of India, not Uran")
+        XCTAssertEqual(all.nearest(latitude: 35.7148, longitude: 139.7967)?.name, "Tokyo", "Asakusa, not Urayasu")
+        XCTAssertEqual(all.nearest(latitude: 38.6916, longitude: -9.2160)?.name, "Lisbon", "Belém's tower, not Algés")
+        XCTAssertEqual(all.nearest(latitude: 48.8049, longitude: 2.1204)?.name, "Versailles", "its palace, not Paris")
+        XCTAssertEqual(all.nearest(latitude: 40.7282, longitude: -74.0700)?.regionName, "New Jersey", "not New York")
+    }
+
     func testLibgeonamesCities() {
         let all = NearestCity(cities: GeonamesCities.all)
         XCTAssertGreaterThan(all.count, 20_000)
