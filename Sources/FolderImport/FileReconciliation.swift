@@ -17,10 +17,12 @@ public struct WalkedFile: Equatable, Sendable {
     public var kind: ImageFileKind
     /// Whether other users may read it (the mount then shows it 0444, else 0400).
     public var readableByOthers: Bool
+    /// Whether the walk reached it through a symbolic link (its fields are the target's).
+    public var isLink: Bool
     public init(path: String, root: String, device: UInt64, inode: UInt64, size: Int64, mtimeNanos: Int64,
-                kind: ImageFileKind, readableByOthers: Bool = true) {
+                kind: ImageFileKind, readableByOthers: Bool = true, isLink: Bool = false) {
         self.path = path; self.root = root; self.device = device; self.inode = inode; self.size = size
-        self.mtimeNanos = mtimeNanos; self.kind = kind; self.readableByOthers = readableByOthers
+        self.mtimeNanos = mtimeNanos; self.kind = kind; self.readableByOthers = readableByOthers; self.isLink = isLink
     }
 
     /// Its device, inode, size and mtime.
@@ -284,9 +286,14 @@ public enum FileReconciliation {
 
         var representative: [String: String] = [:]
         var photosToWrite = Set<String>()
+        // A photo is shown from a file of its own, not from a link to it, when it has one: a link's name would
+        // title it ("best", of a "Favourites" folder, sorted before "trip/…") and its URL would break with it.
+        let links = Set(candidates.filter(\.file.isLink).map(\.file.path))
         for (id, paths) in members {
             let sorted = paths.sorted()
-            let chosen = previousRepresentative[id].flatMap { sorted.contains($0) ? $0 : nil } ?? sorted[0]
+            let files = sorted.filter { !links.contains($0) }
+            let previous = previousRepresentative[id].flatMap { sorted.contains($0) ? $0 : nil }
+            let chosen = previous.flatMap { links.contains($0) && !files.isEmpty ? nil : $0 } ?? files.first ?? sorted[0]
             representative[id] = chosen
             // A new copy of a photo shown from an unchanged file changes nothing the photo shows.
             if chosen != previousRepresentative[id] || (changes[chosen] ?? .unchanged) != .unchanged {

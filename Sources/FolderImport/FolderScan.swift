@@ -322,13 +322,14 @@ public final class FolderScan {
     }
 
     static func walked(_ file: RememberedFile) -> WalkedFile? {
-        var info = stat()
+        var info = stat(), link = stat()
         guard stat(file.path, &info) == 0 else { return nil }
         return WalkedFile(path: file.path, root: file.root, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
                           size: Int64(info.st_size), mtimeNanos: Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec),
                           kind: ImageFileKind.fromName(file.path),
                           readableByOthers: info.st_mode & S_IROTH != 0
-                              && FolderWalk.othersMayEnter((file.path as NSString).deletingLastPathComponent))
+                              && FolderWalk.othersMayEnter((file.path as NSString).deletingLastPathComponent),
+                          isLink: lstat(file.path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK)
     }
 
     /// A path as a log line may show it: control characters escaped, so one line stays one line.

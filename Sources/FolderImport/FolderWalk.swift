@@ -87,6 +87,8 @@ public enum FolderWalk {
         var readableByOthers = false
         /// Its name is not UTF-8 (`name` shows it with its other bytes escaped).
         var notUTF8 = false
+        /// Reached through a symbolic link (the other fields are its target's).
+        var isLink = false
 
         /// Whether an import would take it: a folder it walks, an image file.
         var isTaken: Bool {
@@ -174,7 +176,8 @@ public enum FolderWalk {
                         size: Int64(info.st_size),
                         mtimeNanos: Int64(info.st_mtim.tv_sec).multipliedReportingOverflow(by: 1_000_000_000).partialValue
                             &+ Int64(info.st_mtim.tv_nsec),
-                        readableByOthers: reachable && info.st_mode & S_IROTH != 0)
+                        readableByOthers: reachable && info.st_mode & S_IROTH != 0, notUTF8: false,
+                        isLink: (link.st_mode & S_IFMT) == S_IFLNK)
                 default:
                     return Entry(name: name, sortKey: name, kind: .special) // sockets, pipes, devices
                 }
@@ -219,8 +222,14 @@ public enum FolderWalk {
                 result.warnings.append(warning)
                 if present { result.unreadable.insert(Array((folder + "/" + name).utf8)) }
             case .brokenLink(let warning, let present):
-                result.warnings.append(warning)
-                result.brokenLinks += 1
+                // Only a link an import would take if it led somewhere: Emacs's `.#notes.txt` locks and other
+                // links to nothing are no photo, and warned of at every import they were noise.
+                if !isLeftOut(fileNamed: name) && ImageFileKind.fromName(name).isImage {
+                    result.warnings.append(warning)
+                    result.brokenLinks += 1
+                } else {
+                    result.skipped[root, default: [:]][.other, default: 0] += 1
+                }
                 if present { result.unreadable.insert(Array((folder + "/" + name).utf8)) }
             case .linkToFolder:
                 continue
@@ -241,7 +250,7 @@ public enum FolderWalk {
                 guard kind.isImage else { result.skipped[root, default: [:]][kind, default: 0] += 1; continue }
                 result.images.append(WalkedFile(
                     path: folder + "/" + name, root: root, device: entry.device, inode: entry.inode, size: entry.size,
-                    mtimeNanos: entry.mtimeNanos, kind: kind, readableByOthers: entry.readableByOthers))
+                    mtimeNanos: entry.mtimeNanos, kind: kind, readableByOthers: entry.readableByOthers, isLink: entry.isLink))
             }
         }
     }

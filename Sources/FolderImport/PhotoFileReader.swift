@@ -38,8 +38,12 @@ public enum PhotoFileReader {
         defer { close(fd) }
         var before = stat()
         guard fstat(fd, &before) == 0 else { throw FileReadFailure(description: "cannot be read") }
+        // Another file than the walk saw (a FIFO, a new file at the name) is not judged for its content.
+        guard before.st_mode & S_IFMT == S_IFREG, UInt64(before.st_ino) == file.inode else {
+            throw FileReadFailure(description: "changed during the import; the next import takes it")
+        }
         guard before.st_size > 0 else { throw FileReadFailure(description: "empty file (0 bytes)", isAboutContent: true) }
-        guard Int64(before.st_size) == file.size, UInt64(before.st_ino) == file.inode else {
+        guard Int64(before.st_size) == file.size else {
             throw FileReadFailure(description: "changed during the import; the next import takes it")
         }
         let prefix = try readBytes(fd, at: 0, count: ContentHash.prefixBytes)
@@ -80,7 +84,8 @@ public enum PhotoFileReader {
             }
         case .heic:
             do {
-                let reading = try HeifReader.read(path: file.path)
+                // The file already opened and checked, not its name again: libheif opens what it is given.
+                let reading = try HeifReader.read(path: "/proc/self/fd/\(fd)")
                 exif = reading.exif
                 headerSize = (reading.width, reading.height)
             } catch {

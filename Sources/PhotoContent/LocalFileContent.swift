@@ -92,7 +92,8 @@ public enum LocalFileContent {
     /// The mtime is the one the import's etag holds (no check when the etag is not a folder import's).
     /// Also the file it opened as the check's `fstat` saw it.
     static func open(_ source: ContentSource, path: String) throws -> (file: OpenFile, identity: LocalFileIdentity) {
-        let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: a name replaced by a FIFO must fail the check below, not hold a FUSE thread in open(2).
+        let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             throw ContentError(kind: .localIO("\(path): \(String(cString: strerror(errno))); run photofs import folder again "
                                               + "(with --forget for a folder that is gone for good)"),

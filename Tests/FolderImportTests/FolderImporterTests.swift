@@ -248,11 +248,18 @@ final class FolderImporterTests: XCTestCase {
         let report = try importFolder()
         XCTAssertEqual(report.counts.duplicateFiles, 1)
         XCTAssertEqual(try Catalog(path: library).allPhotos().count, 1)
+        // Shown from its own file, though "Favourites/best.jpg" sorts first: titled and found by it.
+        XCTAssertEqual(try Catalog(path: library).allPhotos().first?.title, "long")
+        XCTAssertEqual(try Catalog(path: library).allPhotos().first.map { $0.originalURL.hasSuffix("/trip/long.jpg") }, true)
         XCTAssertEqual(try importFolder().counts.unchanged, 2, "and nothing to do the next time")
-        // A link to nothing is skipped and counted, at every import.
+        // A link to nothing that would be a photo is skipped and counted, at every import; one that would be no
+        // photo (an editor's lock) is another file.
         try FileManager.default.createSymbolicLink(atPath: photos + "/Favourites/gone.jpg", withDestinationPath: "/nonexistent/x.jpg")
+        try FileManager.default.createSymbolicLink(atPath: photos + "/Favourites/notes.txt", withDestinationPath: "ada@host.4242")
         XCTAssertEqual(try importFolder().counts.skipped["broken links"], 1)
-        XCTAssertEqual(try importFolder().counts.skipped["broken links"], 1)
+        let again = try importFolder()
+        XCTAssertEqual(again.counts.skipped["broken links"], 1)
+        XCTAssertEqual(again.counts.skipped["other"], 1)
     }
 
     /// A photo whose date came from its file's name keeps it when the file is renamed to a name without one, or

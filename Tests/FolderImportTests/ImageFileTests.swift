@@ -41,6 +41,23 @@ final class ImageFileTests: XCTestCase {
         XCTAssertLessThan(try bytesRead() - before, 80 << 20, "at most 64 MiB and the head and tail")
     }
 
+    /// A name replaced by a FIFO since the walk: no block in open(2), and no verdict on its content (a file
+    /// refused for its content is skipped unread by later imports).
+    func testAFIFOInPlaceOfAPhotoIsAChangeNotARefusal() throws {
+        let folder = NSTemporaryDirectory() + "fifo-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/photo.jpg"
+        XCTAssertEqual(mkfifo(path, 0o600), 0)
+        var info = stat()
+        XCTAssertEqual(stat(path, &info), 0)
+        let file = WalkedFile(path: path, root: folder, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+                              size: 1000, mtimeNanos: 0, kind: .jpeg)
+        XCTAssertThrowsError(try PhotoFileReader.read(file)) { error in
+            XCTAssertEqual((error as? FileReadFailure)?.isAboutContent, false, "\(error)")
+        }
+    }
+
     func testHeaderSizesOfRealEncodedImages() throws {
         let image = PixelImage(width: 37, height: 21, channels: 3, pixels: [UInt8](repeating: 90, count: 37 * 21 * 3))
         let jpeg = [UInt8](try ImageCodec.encodeJPEG(image, quality: 80))

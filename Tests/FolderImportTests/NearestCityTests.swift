@@ -36,14 +36,15 @@ final class NearestCityTests: XCTestCase {
         let cities = NearestCity(cities: [
             City(name: "Metropolis", state: "A", country: "X", timezone: "", latitude: 0, longitude: 0, population: 4_000_000),
             City(name: "Suburb", state: "A", country: "X", timezone: "", latitude: 0, longitude: 0.15, population: 20_000),
-            City(name: "Across", state: "B", country: "X", timezone: "", latitude: 0, longitude: -0.3, population: 30_000),
+            City(name: "Across", state: "B", country: "X", timezone: "", latitude: 0, longitude: -0.2, population: 30_000),
         ])
         // 0.1° of longitude at the equator is 11.1 km.
         XCTAssertEqual(cities.nearest(latitude: 0, longitude: 0.1)?.name, "Metropolis", "11 km from it, 5.6 km from the town")
         XCTAssertEqual(cities.nearest(latitude: 0, longitude: 0.145)?.name, "Suburb", "in the town's centre")
         XCTAssertEqual(cities.nearest(latitude: 0, longitude: 0.35)?.name, "Suburb", "39 km from the city, 22 from the town: neither reaches it, the nearer names it")
-        XCTAssertEqual(cities.nearest(latitude: 0, longitude: -0.2)?.name, "Across", "another state's town is nearer")
-        XCTAssertEqual(cities.nearest(latitude: 0, longitude: -0.2)?.regionName, "B")
+        // 4.4 km from the town (which reaches 2.6 km), 17.8 km from the city (which reaches 20): the town's state.
+        XCTAssertEqual(cities.nearest(latitude: 0, longitude: -0.16)?.name, "Across", "another state's town is nearer")
+        XCTAssertEqual(cities.nearest(latitude: 0, longitude: -0.16)?.regionName, "B")
     }
 
     func testLibgeonamesNamesPhotosByTheirCityNotItsNearestSuburb() {
