@@ -20,9 +20,9 @@ public struct City: Equatable, Sendable {
     }
 
     /// How far from its point a city still names a photo before a town nearer to it: 15 km per million people's
-    /// square root (Mumbai's 12.7 million: 53 km, so 20; Lisbon's 518,000: 10.8 km; a town of 20,000: 2.1 km), at least
-    /// 1 km and at most 20 km. GeoNames puts a city at one point, often its old centre, and its suburbs are
-    /// towns of their own: the nearest point named a photo at the Gateway of India "Uran" (12 km, against
+    /// square root, at least 1 km and at most 20 (Mumbai's 12.7 million: 53 km, so 20; Lisbon's 518,000: 10.8
+    /// km; a town of 20,000: 2.1 km). GeoNames puts a city at one point, often its old centre, and its suburbs
+    /// are towns of their own: the nearest point named a photo at the Gateway of India "Uran" (12 km, against
     /// Mumbai's 17), one in Asakusa "Urayasu", one at Belém's tower "Algés".
     var claimKilometres: Double { min(20, max(1, 0.015 * Double(max(0, population)).squareRoot())) }
 

@@ -31,8 +31,8 @@ public enum PhotoFileReader {
     /// change meanwhile. Throws a failure naming what is wrong: empty, no image its bytes say, truncated, without
     /// a primary image, changed while read, unreadable.
     public static func read(_ file: WalkedFile) throws -> FileReading {
-        // O_NONBLOCK: a name replaced by a FIFO since the walk must not block the import (it then fails the size
-        // check below); reads of a regular file ignore it.
+        // O_NONBLOCK: a name replaced by a FIFO since the walk must not block the import (it then fails the
+        // regular-file check below); reads of a regular file ignore it.
         let fd = open(file.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw FileReadFailure(description: "cannot be opened: \(FolderWalk.lastError(or: "unreadable"))") }
         defer { close(fd) }
