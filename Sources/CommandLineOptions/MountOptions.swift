@@ -59,7 +59,7 @@ public struct MountSettings: Equatable, Sendable {
     public var variant: VariantSpec?
     public var jpegQuality = 85
     /// Megapixels.
-    public var maxPixels = 200
+    public var maxPixels = RenderOptions.defaultMaxPixels / 1_000_000
     public var cacheSize: Int64 = 2 << 30
     public var maxDownloads = 16
     public var prefetch = 3

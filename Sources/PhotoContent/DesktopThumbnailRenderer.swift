@@ -5,7 +5,7 @@ import Foundation
 public enum DesktopThumbnailRenderer {
     /// Checked from the JPEG header before any pixel is decoded (VariantRenderer's limit: a rendition is a
     /// fraction of this, but its bytes come from the network).
-    public static let maxPixels = 200_000_000
+    public static let maxPixels = RenderOptions.defaultMaxPixels
 
     /// From a JPEG (or PNG) rendition's bytes: one PNG per requested size, upright (EXIF orientation), fitted
     /// inside the size's edge keeping the aspect ratio, 8-bit RGBA, non-interlaced (the Thumbnail Managing

@@ -59,8 +59,10 @@ public struct RenderOptions: Sendable {
     /// sensors write at full resolution (Samsung's Ultra phones: 108 MP, 12000×9000, then 200 MP; 100 refused
     /// them, I/O errors in every sized mount); a baseline JPEG that large streams in a few MB, a progressive
     /// 4:4:4 one needs ~1.2 GB (rendered alone). Anything above is refused as a likely bomb.
-    public var maxPixels = 200_000_000
-    public init(jpegQuality: Int = 85, maxPixels: Int = 200_000_000) {
+    public var maxPixels = RenderOptions.defaultMaxPixels
+    /// The default of `maxPixels`, which mounts, `photofs render` and desktop thumbnails start from.
+    public static let defaultMaxPixels = 200_000_000
+    public init(jpegQuality: Int = 85, maxPixels: Int = RenderOptions.defaultMaxPixels) {
         self.jpegQuality = jpegQuality; self.maxPixels = maxPixels
     }
 }

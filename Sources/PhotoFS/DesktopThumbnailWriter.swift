@@ -572,7 +572,7 @@ public final class DesktopThumbnailWriter: @unchecked Sendable {
         defer { renderSlots.signal() }
         let fitted = try VariantRenderer.render(bytes, contentType: type, spec: .fit(DesktopThumbnailSize.large.edge),
                                                 outputType: "image/jpeg",
-                                                options: RenderOptions(jpegQuality: 90, maxPixels: type == "image/png" ? 40_000_000 : 200_000_000))
+                                                options: RenderOptions(jpegQuality: 90, maxPixels: type == "image/png" ? 40_000_000 : DesktopThumbnailRenderer.maxPixels))
         sources.submit((fitted.data, photo), for: photo.seq)
         return fitted.data
     }

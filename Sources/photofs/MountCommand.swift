@@ -123,7 +123,7 @@ struct MountCommand: ParsableCommand {
     @Option(help: ArgumentHelp("JPEG quality (1–100) of resized JPEG variants (default: 85). -o jpeg_quality=N.", valueName: "n"))
     var jpegQuality: String?
 
-    @Option(help: ArgumentHelp("Largest image (in megapixels, read from its header) a variant is rendered from; larger ones fail with EIO (default: 200). -o max_pixels=N.",
+    @Option(help: ArgumentHelp("Largest image (in megapixels, read from its header) a variant is rendered from; larger ones fail with EIO (default: \(RenderOptions.defaultMaxPixels / 1_000_000)). -o max_pixels=N.",
                                valueName: "megapixels"))
     var maxPixels: String?
 

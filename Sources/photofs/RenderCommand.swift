@@ -27,7 +27,7 @@ struct RenderCommand: ParsableCommand {
     var jpegQuality = 85
 
     @Option(help: "Largest image, in megapixels, that is rendered.")
-    var maxPixels = 200
+    var maxPixels = RenderOptions.defaultMaxPixels / 1_000_000
 
     func run() throws {
         let (spec, options) = try MountCommand.parseSize(size, jpegQuality: jpegQuality, maxPixels: maxPixels)
