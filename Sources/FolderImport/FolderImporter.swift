@@ -38,7 +38,7 @@ public final class FolderImporter {
     /// plugged in).
     public static func forget(catalog: Catalog, roots: [String], logger: Logger) throws -> FolderImportReport {
         let report = try FolderImporter(catalog: catalog, roots: roots, logger: logger, progress: nil, forgetting: true).run()
-        try catalog.deleteSyncStates(listingKeys: roots.map { FolderSource(root: $0, photos: [], places: [:], removed: [], videos: 0).listingKey })
+        try catalog.deleteSyncStates(listingKeys: roots.map(FolderSource.listingKey(root:)))
         return report
     }
 
@@ -91,7 +91,7 @@ public final class FolderImporter {
         var states: [SyncState] = []
         let now = Int64(Date().timeIntervalSince1970)
         for root in roots where walkedRoots.contains(root) {
-            let key = FolderSource(root: root, photos: [], places: [:], removed: [], videos: 0).listingKey
+            let key = FolderSource.listingKey(root: root)
             var state = try catalog.syncState(listingKey: key) ?? SyncState(listingKey: key, sourceKind: "folder")
             guard state.resume == nil, state.sourceKind == "folder" else { return false }
             state.lastSyncedAt = now

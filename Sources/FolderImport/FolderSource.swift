@@ -22,7 +22,10 @@ public final class FolderSource: PhotoSource, @unchecked Sendable {
     }
 
     /// "folder /home/me/Pictures": `photofs status` lists each imported folder.
-    public var listingKey: String { "folder \(root)" }
+    public var listingKey: String { FolderSource.listingKey(root: root) }
+    public static func listingKey(root: String) -> String { "folder \(root)" }
+    /// The folder a folder source's `listingKey` names.
+    public static func root(ofListingKey key: String) -> String { String(key.dropFirst("folder ".count)) }
     public var account: SourceAccount? { nil }
     public var contentAccess: ContentAccess { .localFile }
 

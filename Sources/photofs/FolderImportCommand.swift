@@ -120,7 +120,7 @@ struct FolderImportCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: library) else { throw CommandFailure("no library at \(library)") }
         let catalog: Catalog
         do { catalog = try Catalog(path: library) } catch { throw CommandFailure("\(error)") }
-        let followed = Set(try catalog.syncStates().filter { $0.sourceKind == "folder" }.map { String($0.listingKey.dropFirst("folder ".count)) })
+        let followed = Set(try catalog.syncStates().filter { $0.sourceKind == "folder" }.map { FolderSource.root(ofListingKey: $0.listingKey) })
             .union(try catalog.folderFiles().map(\.root))
         var roots: [String] = []
         for folder in folders {

@@ -1,5 +1,6 @@
 // `photofs status LIBRARY`: which account or listing a library follows, when it last synced, what it holds.
 import ArgumentParser
+import FolderImport
 import Foundation
 import PhotoCatalog
 import PhotoFS
@@ -58,7 +59,7 @@ struct StatusCommand: ParsableCommand {
                 lines.append("  last synced: never completely")
             }
             if state.sourceKind == "folder" {
-                let root = String(state.listingKey.dropFirst("folder ".count))
+                let root = FolderSource.root(ofListingKey: state.listingKey)
                 let folder = folders[root] ?? FolderCounts(files: 0, photos: 0, duplicateFiles: 0)
                 lines.append("  files: \(folder.files); photos: \(folder.photos); duplicate files: \(folder.duplicateFiles)"
                              + (folder.refusedFiles > 0 ? "; refused (not readable as images): \(folder.refusedFiles)" : ""))
