@@ -236,7 +236,7 @@ public enum FolderWalk {
             case .folder:
                 guard !isLeftOut(folderNamed: name) else { continue }
                 // A mount point (another device than this folder's): not a photofs mount or the kernel's.
-                if entry.device != folderDevice, let reason = MountBoundaries.reasonNotToWalk(device: entry.device) {
+                if let reason = MountBoundaries.reasonNotToEnter(device: entry.device, from: folderDevice) {
                     result.warnings.append("folder skipped: \(folder)/\(name): \(reason)")
                     continue
                 }

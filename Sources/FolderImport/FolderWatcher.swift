@@ -238,7 +238,7 @@ public final class FolderWatcher {
                 let path = folder + "/" + name
                 var info = stat()
                 guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
-                if info.st_dev != folderInfo.st_dev, MountBoundaries.reasonNotToWalk(device: UInt64(info.st_dev)) != nil { continue }
+                if MountBoundaries.reasonNotToEnter(device: UInt64(info.st_dev), from: UInt64(folderInfo.st_dev)) != nil { continue }
                 found.append(path)
                 pending.append(path)
             }

@@ -26,6 +26,13 @@ public enum MountBoundaries {
         return nil
     }
 
+    /// Why the walk (and the watcher) must not enter a subfolder on `device` from its folder on `parent`: nil
+    /// on the folder's own file system (no mount point between them, mountinfo not read), else
+    /// `reasonNotToWalk(device:)`.
+    public static func reasonNotToEnter(device: UInt64, from parent: UInt64?) -> String? {
+        device == parent ? nil : reasonNotToWalk(device: device)
+    }
+
     /// The type of the file system with device number `device` in a mountinfo table (proc(5): the third field
     /// is "major:minor", the type follows the "-" field), nil when no line has it.
     static func fileSystemType(ofDevice device: UInt64, mountInfo: String) -> String? {
