@@ -83,9 +83,8 @@ final class ListingStore: @unchecked Sendable {
 
     /// A directory's listing, from the cache or built now.
     func listing(of node: Node) throws -> DirectoryListing {
-        // /search changes at every lookup: never cached. Dated as the root (its cached listing: a query of the
-        // catalog at every getattr of /search was not needed for that).
-        if node == .search { return searches.listing(newest: try listing(of: .root).attributes.mtime) }
+        // /search changes at every lookup: never cached.
+        if node == .search { return try build(.search) }
         let cache = node == .recent ? recentListing : listings
         if cache.value(for: node) == nil, ListingStore.isPrebuilt(node) {
             // Built in a moment by the scan after mount (ListingPrebuild.swift); 10 s bounds a stuck catalog.
@@ -139,6 +138,8 @@ final class ListingStore: @unchecked Sendable {
         case .event(let key):
             return try events.photos(of: key, servedExtension: servedExtension) { try catalog.photos(seqs: $0) }
         case .search:
+            // Dated as the root (its cached listing: a query of the catalog at every getattr of /search was not
+            // needed for that).
             return searches.listing(newest: try listing(of: .root).attributes.mtime)
         case .searchResults(let number):
             guard let query = searches.query(number: number) else {
