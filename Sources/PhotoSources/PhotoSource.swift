@@ -459,9 +459,10 @@ public enum SourceText {
         case let (make?, model?):
             // The model alone when it already names the make: "Canon" + "Canon EOS R5", and "NIKON CORPORATION" +
             // "NIKON D750" (the make's first word), which read "NIKON CORPORATION NIKON D750".
-            let makeWord = make.lowercased().split(separator: " ").first.map(String.init) ?? make.lowercased()
-            let modelWord = model.lowercased().split(separator: " ").first.map(String.init) ?? ""
-            return model.lowercased().hasPrefix(make.lowercased()) || modelWord == makeWord ? model : make + " " + model
+            let (lowerMake, lowerModel) = (make.lowercased(), model.lowercased())
+            let makeWord = lowerMake.split(separator: " ").first ?? Substring(lowerMake)
+            let modelWord = lowerModel.split(separator: " ").first ?? ""
+            return lowerModel.hasPrefix(lowerMake) || modelWord == makeWord ? model : make + " " + model
         case let (one?, nil), let (nil, one?): return one
         case (nil, nil): return nil
         }
