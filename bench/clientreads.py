@@ -12,9 +12,9 @@ import os
 import subprocess
 import sys
 import time
-import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from folderread import photos_and_files  # noqa: E402
 from warmread import read_all, read_buffered, read_stdio  # noqa: E402
 
 
@@ -28,12 +28,7 @@ def pairs():
     if sys.argv[1] == "flat":
         names = sorted(os.listdir(sys.argv[3]))
         return [os.path.join(sys.argv[2], n) for n in names], [os.path.join(sys.argv[3], n) for n in names]
-    mounted = []
-    for folder, _, names in sorted(os.walk(sys.argv[2])):
-        mounted += [os.path.join(folder, name) for name in sorted(names)]
-    mounted = mounted[:int(sys.argv[3])]
-    files = [urllib.parse.unquote(os.getxattr(p, "user.xdg.origin.url").decode()[len("file://"):]) for p in mounted]
-    return mounted, files
+    return photos_and_files(sys.argv[2], int(sys.argv[3]))
 
 
 def main():

@@ -36,8 +36,9 @@ def drop_caches():
         control.write("3\n")
 
 
-def main():
-    directory, count = sys.argv[1], int(sys.argv[2])
+def photos_and_files(directory, count):
+    """The first `count` photos under `directory` of a mount (in name order) and the file each is served from
+    (its user.xdg.origin.url)."""
     mounted = []
     for folder, _, names in sorted(os.walk(directory)):
         mounted += [os.path.join(folder, name) for name in sorted(names)]
@@ -46,6 +47,11 @@ def main():
     for path in mounted:
         uri = os.getxattr(path, "user.xdg.origin.url").decode()
         files.append(urllib.parse.unquote(uri[len("file://"):]))
+    return mounted, files
+
+
+def main():
+    mounted, files = photos_and_files(sys.argv[1], int(sys.argv[2]))
     sizes = [os.stat(path).st_size for path in files]
     print(f"files={len(files)}")
     print(f"mean_kib={sum(sizes) / len(sizes) / 1024:.0f}")

@@ -105,14 +105,11 @@ rm -rf "$WORK/cache"
 mounts+=("$WORK/mnt")
 python3 bench/clientreads.py photofs "$WORK/mnt/moments" 400 > "$WORK/clients.txt"
 rm -rf "$WORK/flat" && mkdir -p "$WORK/flat" "$WORK/floor"
-python3 - "$WORK/mnt/moments" "$WORK/flat" <<'PY'
-import os, sys, urllib.parse
-mounted = []
-for folder, _, names in sorted(os.walk(sys.argv[1])):
-    mounted += [os.path.join(folder, name) for name in sorted(names)]
-for index, path in enumerate(mounted[:400]):
-    os.link(urllib.parse.unquote(os.getxattr(path, "user.xdg.origin.url").decode()[len("file://"):]),
-            os.path.join(sys.argv[2], f"{index:04d}.jpg"))
+PYTHONPATH=bench python3 - "$WORK/mnt/moments" "$WORK/flat" <<'PY'
+import os, sys
+from folderread import photos_and_files
+for index, file in enumerate(photos_and_files(sys.argv[1], 400)[1]):
+    os.link(file, os.path.join(sys.argv[2], f"{index:04d}.jpg"))
 PY
 unmount_and_wait "$WORK/mnt"
 gcc -O2 -o "$WORK/floorfiles" bench/floor/floorfiles.c $(pkg-config --cflags --libs fuse3)
