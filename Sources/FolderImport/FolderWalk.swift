@@ -85,10 +85,10 @@ public enum FolderWalk {
         var mtimeNanos: Int64 = 0
         /// A file: others may read it; a folder: others may pass through it (each on its own mode alone).
         var readableByOthers = false
-        /// Its name is not UTF-8 (`name` shows it with its other bytes escaped).
-        var notUTF8 = false
         /// Reached through a symbolic link (the other fields are its target's).
         var isLink = false
+        /// Its name is not UTF-8 (`name` shows it with its other bytes escaped).
+        var notUTF8 = false
 
         /// Whether an import would take it: a folder it walks, an image file.
         var isTaken: Bool {
@@ -176,7 +176,7 @@ public enum FolderWalk {
                         size: Int64(info.st_size),
                         mtimeNanos: Int64(info.st_mtim.tv_sec).multipliedReportingOverflow(by: 1_000_000_000).partialValue
                             &+ Int64(info.st_mtim.tv_nsec),
-                        readableByOthers: reachable && info.st_mode & S_IROTH != 0, notUTF8: false,
+                        readableByOthers: reachable && info.st_mode & S_IROTH != 0,
                         isLink: (link.st_mode & S_IFMT) == S_IFLNK)
                 default:
                     return Entry(name: name, sortKey: name, kind: .special) // sockets, pipes, devices
