@@ -34,7 +34,20 @@
    local photos read whole took 486 us a photo with polling (an open 264 us) and 270 us without (an open
    25 us: a wake-up on the same CPU is cheap), so a mount that may use one CPU reads with libfuse's loop
    (photofs_usable_cpus). On two or more the scheduler keeps them apart: a trace of 2,400 opens found the
-   program and the poller on one CPU for 0-123 of them. */
+   program and the poller on one CPU for 0-123 of them.
+   Except after a pause: a reader woken from read(2) by a request is put by the kernel beside the program that
+   sent it, most often on its CPU (74 of 99 cold opens traced), and polling there keeps that program from
+   running. A program reading photos whose pages are not cached sends a release, then an open, and then waits
+   1.2-1.6 ms for the disk, longer than any window, so the release always woke the reader, which polled on the
+   program's CPU or, elsewhere, left the program's CPU to halt while it waited (its answers then woke it from
+   halt: 35 us in a trace). Not polling, the reader and the program take turns on one CPU without a halt.
+   400 such photos (bench/folderread.py's cold reads, page cache dropped, 2026-11-28): an open took 96-115 us
+   against 60-65 us without polling, a close 92 us against 27-29 us. So a request the reader slept longer than
+   the window's ceiling for (the program paused) pauses polling (photofs_next_polling_paused), and a request
+   that was already waiting when the reader came back resumes it (its sender ran while this thread did, so on
+   another CPU: a program reading cached photos one after another, whose release does not wait for its answer).
+   A short sleep changes nothing: pausing after any sleep also stopped the polling that served programs reading
+   cached photos with pauses of 150 us (an open 41-47 us went to 62-67 us). */
 #define _GNU_SOURCE
 #include "request_readers.h"
 #include <errno.h>
@@ -63,6 +76,8 @@ struct photofs_request_readers {
     int64_t busy_poll;
     int64_t poll_window;
     int64_t poll_window_max;
+    /* 1 while reads do not poll (see above; photofs_next_polling_paused). */
+    int polling_paused;
     int64_t promote_after;
     /* 1 while a thread holds the slot (polling, or asleep in read(2)). */
     int reading;
@@ -85,13 +100,16 @@ static int64_t monotonic_nanoseconds(void) {
 /* Takes the lock. A sleeping watchdog is woken only when a thread is waiting, the one case it has work (after
    the unlock: the woken watchdog then does not wait for the lock the waker still holds). `waited`: how long
    after the slot was taken a request came (the poll window adapts to it, photofs_next_poll_window); negative
-   when none did (cancelled). Only the slot's holder changes the window, so it sees no other change here. */
-static void give_up_slot(struct photofs_request_readers *readers, int64_t waited) {
+   when none did (cancelled). `slept`: whether no request was waiting when the reader went into read(2).
+   Only the slot's holder changes the window, so it sees no other change here. */
+static void give_up_slot(struct photofs_request_readers *readers, int64_t waited, int slept) {
     pthread_mutex_lock(&readers->lock);
     int64_t now = monotonic_nanoseconds();
     if (waited >= 0) {
         readers->poll_window = photofs_next_poll_window(readers->poll_window, readers->busy_poll,
                                                         readers->poll_window_max, waited);
+        readers->polling_paused = photofs_next_polling_paused(readers->polling_paused, slept, waited,
+                                                              readers->poll_window_max);
     }
     readers->reading = 0;
     readers->freed_at = now;
@@ -109,15 +127,20 @@ static void cancelled_while_waiting(void *argument) {
 }
 
 static void cancelled_while_reading(void *argument) {
-    give_up_slot(argument, -1);
+    give_up_slot(argument, -1, 0);
 }
 
-/* Returns once /dev/fuse has a request (or an error, or the unmount's hang-up), or after the window. Gives way
-   to any runnable thread on this CPU (a download, a render) on each turn: polling is worth a wake-up, no more. */
-static void busy_poll(int fd, int64_t started, int64_t window) {
+/* Returns 1 once /dev/fuse has a request (or an error, or the unmount's hang-up), 0 when the window (0: one look)
+   ends without one. Gives way to any runnable thread on this CPU (a download, a render) on each turn: polling is
+   worth a wake-up, no more. */
+static int busy_poll(int fd, int64_t started, int64_t window) {
     int64_t deadline = started + window;
     struct pollfd request = { .fd = fd, .events = POLLIN };
-    while (poll(&request, 1, 0) == 0 && monotonic_nanoseconds() < deadline) sched_yield();
+    for (;;) {
+        if (poll(&request, 1, 0) != 0) return 1;
+        if (monotonic_nanoseconds() >= deadline) return 0;
+        sched_yield();
+    }
 }
 
 int photofs_usable_cpus(void) {
@@ -125,6 +148,23 @@ int photofs_usable_cpus(void) {
     /* EINVAL: a machine with more CPUs than a cpu_set_t holds (1,024), which is not one CPU. */
     if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
     return CPU_COUNT(&set);
+}
+
+int photofs_next_polling_paused(int paused, int slept, int64_t waited, int64_t ceiling) {
+    if (!slept) return 0;
+    if (waited > ceiling) return 1;
+    return paused;
+}
+
+int64_t photofs_poll_window_for_read(int64_t window, int polling_paused) {
+    return polling_paused ? 0 : window;
+}
+
+int64_t photofs_request_readers_next_poll_window(struct photofs_request_readers *readers) {
+    pthread_mutex_lock(&readers->lock);
+    int64_t window = photofs_poll_window_for_read(readers->poll_window, readers->polling_paused);
+    pthread_mutex_unlock(&readers->lock);
+    return window;
 }
 
 int64_t photofs_next_poll_window(int64_t window, int64_t asked, int64_t ceiling, int64_t waited) {
@@ -143,17 +183,18 @@ ssize_t photofs_request_readers_read(struct photofs_request_readers *readers, in
     readers->reading = 1;
     int64_t started = monotonic_nanoseconds();
     readers->changed_at = started;
-    int64_t window = readers->poll_window;
+    int64_t window = photofs_poll_window_for_read(readers->poll_window, readers->polling_paused);
     pthread_mutex_unlock(&readers->lock);
 
     ssize_t result;
     int error;
+    int waiting_request;
     pthread_cleanup_push(cancelled_while_reading, readers);
-    busy_poll(fd, started, window);
+    waiting_request = busy_poll(fd, started, window);
     result = read(fd, buf, len);
     error = errno;
     pthread_cleanup_pop(0);
-    give_up_slot(readers, monotonic_nanoseconds() - started);
+    give_up_slot(readers, monotonic_nanoseconds() - started, !waiting_request);
     errno = error;
     return result;
 }

@@ -20,6 +20,15 @@ void photofs_request_readers_destroy(struct photofs_request_readers *readers);
    halt polling adapts: unchanged when it came within the window; doubled (at most `ceiling`) when it came
    after the window but within `ceiling`; halved (at least `asked`) when it came later still. */
 int64_t photofs_next_poll_window(int64_t window, int64_t asked, int64_t ceiling, int64_t waited);
+/* Whether reads poll no more after a request: yes after one the reader slept in read(2) for longer than `ceiling`
+   ns since it began to read (`waited`; the sender paused, and the kernel woke the reader on its CPU, where
+   polling keeps it from running: request_readers.c), no after one that was waiting when the reader came back
+   (`slept` 0), else as `paused` was. */
+int photofs_next_polling_paused(int paused, int slept, int64_t waited, int64_t ceiling);
+/* The window a read polls for: none while polling is paused, else `window`. */
+int64_t photofs_poll_window_for_read(int64_t window, int polling_paused);
+/* The window the next read of `readers` will poll for, in nanoseconds. */
+int64_t photofs_request_readers_next_poll_window(struct photofs_request_readers *readers);
 /* How many CPUs the calling thread may run on (its affinity; 0 when it cannot say). With one, a polling reader
    only takes the CPU from the program waiting for its answer (request_readers.c), so the mount does not poll.
    A CPU quota (cgroup cpu.max) is not an affinity and is not seen here. */
