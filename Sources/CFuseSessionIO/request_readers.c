@@ -38,16 +38,20 @@
    Except after a pause: a reader woken from read(2) by a request is put by the kernel beside the program that
    sent it, most often on its CPU (74 of 99 cold opens traced), and polling there keeps that program from
    running. A program reading photos whose pages are not cached sends a release, then an open, and then waits
-   1.2-1.6 ms for the disk, longer than any window, so the release always woke the reader, which polled on the
-   program's CPU or, elsewhere, left the program's CPU to halt while it waited (its answers then woke it from
-   halt: 35 us in a trace). Not polling, the reader and the program take turns on one CPU without a halt.
-   400 such photos (bench/folderread.py's cold reads, page cache dropped, 2026-11-28): an open took 96-115 us
-   against 60-65 us without polling, a close 92 us against 27-29 us. So a request the reader slept longer than
-   the window's ceiling for (the program paused) pauses polling (photofs_next_polling_paused), and a request
-   that was already waiting when the reader came back resumes it (its sender ran while this thread did, so on
-   another CPU: a program reading cached photos one after another, whose release does not wait for its answer).
-   A short sleep changes nothing: pausing after any sleep also stopped the polling that served programs reading
-   cached photos with pauses of 150 us (an open 41-47 us went to 62-67 us). */
+   1.2-1.6 ms for the disk, longer than the default window's ceiling (1 ms), so the release always woke the
+   reader, which polled on the program's CPU or, elsewhere, left the program's CPU to halt while it waited (its
+   answers then woke it from halt: 35 us in a trace). Not polling, the reader and the program take turns on
+   one CPU without a halt. 400 such photos read whole, 2026-11-28, page cache dropped (drop_caches=1), medians
+   of 6 rounds in 2 pairs of mounts: an open 112-126 us polling against 56-60 us paused, a close 92-118 us
+   against 21-24 us; dentries and inodes dropped too (drop_caches=3): an open 131-142 against 92-103 us, a
+   close 74-77 against 24-26 us. So a request that came more than the window's ceiling after the reader began
+   to read, which it slept for, pauses polling; a request found waiting when the reader comes back resumes it
+   (its sender ran while this thread did), and so do 4 requests in a row that each came within the window: a
+   program whose every request waits for its answer (stat, getxattr) would otherwise never leave the pause,
+   and 4 is one more than a Python open after a pause sends (a lookup, an open, an isatty ioctl) before its
+   disk read. photofs_next_poll_pause is the rule. A short sleep alone changes nothing: pausing after any sleep
+   also stopped the polling that served programs reading cached photos with pauses of 150 us (an open 41-47
+   us went to 62-67 us). The window itself keeps adapting while paused, from the same waits. */
 #define _GNU_SOURCE
 #include "request_readers.h"
 #include <errno.h>
@@ -63,6 +67,8 @@
 #define PHOTOFS_WATCHDOG_PARK_AFTER_NANOSECONDS 100000000
 /* The poll window grows up to this many times the one asked for (see above): 1 ms with the default 200 us. */
 #define PHOTOFS_POLL_WINDOW_GROWTH 5
+/* Requests in a row, each within the window, that end a pause of polling (see above). */
+#define PHOTOFS_QUICK_REQUESTS_TO_RESUME 4
 /* How often the watchdog looks while requests come (see above). */
 #define PHOTOFS_WATCHDOG_NAP_NANOSECONDS 2000000
 
@@ -76,8 +82,9 @@ struct photofs_request_readers {
     int64_t busy_poll;
     int64_t poll_window;
     int64_t poll_window_max;
-    /* 1 while reads do not poll (see above; photofs_next_polling_paused). */
-    int polling_paused;
+    /* Whether reads poll (see above; photofs_next_poll_pause), and the window the last read polled for. */
+    struct photofs_poll_pause pause;
+    int64_t last_window;
     int64_t promote_after;
     /* 1 while a thread holds the slot (polling, or asleep in read(2)). */
     int reading;
@@ -106,10 +113,10 @@ static void give_up_slot(struct photofs_request_readers *readers, int64_t waited
     pthread_mutex_lock(&readers->lock);
     int64_t now = monotonic_nanoseconds();
     if (waited >= 0) {
+        readers->pause = photofs_next_poll_pause(readers->pause, slept, waited, readers->poll_window,
+                                                 readers->poll_window_max);
         readers->poll_window = photofs_next_poll_window(readers->poll_window, readers->busy_poll,
                                                         readers->poll_window_max, waited);
-        readers->polling_paused = photofs_next_polling_paused(readers->polling_paused, slept, waited,
-                                                              readers->poll_window_max);
     }
     readers->reading = 0;
     readers->freed_at = now;
@@ -150,19 +157,24 @@ int photofs_usable_cpus(void) {
     return CPU_COUNT(&set);
 }
 
-int photofs_next_polling_paused(int paused, int slept, int64_t waited, int64_t ceiling) {
-    if (!slept) return 0;
-    if (waited > ceiling) return 1;
-    return paused;
+struct photofs_poll_pause photofs_next_poll_pause(struct photofs_poll_pause pause, int slept, int64_t waited,
+                                                  int64_t window, int64_t ceiling) {
+    struct photofs_poll_pause polling = { .paused = 0, .quick_requests = 0 };
+    if (!slept) return polling;
+    if (waited > ceiling) return (struct photofs_poll_pause){ .paused = 1, .quick_requests = 0 };
+    if (!pause.paused) return polling;
+    if (waited > window) return (struct photofs_poll_pause){ .paused = 1, .quick_requests = 0 };
+    if (pause.quick_requests + 1 >= PHOTOFS_QUICK_REQUESTS_TO_RESUME) return polling;
+    return (struct photofs_poll_pause){ .paused = 1, .quick_requests = pause.quick_requests + 1 };
 }
 
-int64_t photofs_poll_window_for_read(int64_t window, int polling_paused) {
-    return polling_paused ? 0 : window;
+int64_t photofs_poll_window_for_read(int64_t window, struct photofs_poll_pause pause) {
+    return pause.paused ? 0 : window;
 }
 
-int64_t photofs_request_readers_next_poll_window(struct photofs_request_readers *readers) {
+int64_t photofs_request_readers_last_poll_window(struct photofs_request_readers *readers) {
     pthread_mutex_lock(&readers->lock);
-    int64_t window = photofs_poll_window_for_read(readers->poll_window, readers->polling_paused);
+    int64_t window = readers->last_window;
     pthread_mutex_unlock(&readers->lock);
     return window;
 }
@@ -183,7 +195,8 @@ ssize_t photofs_request_readers_read(struct photofs_request_readers *readers, in
     readers->reading = 1;
     int64_t started = monotonic_nanoseconds();
     readers->changed_at = started;
-    int64_t window = photofs_poll_window_for_read(readers->poll_window, readers->polling_paused);
+    int64_t window = photofs_poll_window_for_read(readers->poll_window, readers->pause);
+    readers->last_window = window;
     pthread_mutex_unlock(&readers->lock);
 
     ssize_t result;

@@ -8,7 +8,8 @@
 struct photofs_request_readers;
 
 /* Readers that poll /dev/fuse for up to `busy_poll_nanoseconds` (> 0; up to five times that while requests come
-   just after it, photofs_next_poll_window) after each request before they sleep,
+   just after it, photofs_next_poll_window) after each request before they sleep (but after a pause of the
+   program that sends them: photofs_next_poll_pause),
    and let a second thread read once a request has been handled for `promote_after_nanoseconds` (looked at
    every 2 ms: a held handler holds the others up to that much longer). Starts the
    watchdog thread. NULL when out of memory or threads. */
@@ -20,15 +21,22 @@ void photofs_request_readers_destroy(struct photofs_request_readers *readers);
    halt polling adapts: unchanged when it came within the window; doubled (at most `ceiling`) when it came
    after the window but within `ceiling`; halved (at least `asked`) when it came later still. */
 int64_t photofs_next_poll_window(int64_t window, int64_t asked, int64_t ceiling, int64_t waited);
-/* Whether reads poll no more after a request: yes after one the reader slept in read(2) for longer than `ceiling`
-   ns since it began to read (`waited`; the sender paused, and the kernel woke the reader on its CPU, where
-   polling keeps it from running: request_readers.c), no after one that was waiting when the reader came back
-   (`slept` 0), else as `paused` was. */
-int photofs_next_polling_paused(int paused, int slept, int64_t waited, int64_t ceiling);
+/* Whether reads poll: paused, and how many requests in a row came within the window since. */
+struct photofs_poll_pause {
+    int paused;
+    int quick_requests;
+};
+/* Whether reads poll after a request that came `waited` ns after the reader began to read, and `slept` (1) or
+   was waiting when it came back (0): paused after one it slept for that came after more than `ceiling` (the
+   sender paused, and the kernel woke the reader on its CPU, where polling keeps it from running:
+   request_readers.c); polling again after one that was waiting, or after the 4th in a row that came within
+   `window` while paused; else as before (a request that came after the window resets the count). */
+struct photofs_poll_pause photofs_next_poll_pause(struct photofs_poll_pause pause, int slept, int64_t waited,
+                                                  int64_t window, int64_t ceiling);
 /* The window a read polls for: none while polling is paused, else `window`. */
-int64_t photofs_poll_window_for_read(int64_t window, int polling_paused);
-/* The window the next read of `readers` will poll for, in nanoseconds. */
-int64_t photofs_request_readers_next_poll_window(struct photofs_request_readers *readers);
+int64_t photofs_poll_window_for_read(int64_t window, struct photofs_poll_pause pause);
+/* The window the last read of `readers` polled for, in nanoseconds (0: it did not poll). */
+int64_t photofs_request_readers_last_poll_window(struct photofs_request_readers *readers);
 /* How many CPUs the calling thread may run on (its affinity; 0 when it cannot say). With one, a polling reader
    only takes the CPU from the program waiting for its answer (request_readers.c), so the mount does not poll.
    A CPU quota (cgroup cpu.max) is not an affinity and is not seen here. */
