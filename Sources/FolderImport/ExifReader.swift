@@ -3,9 +3,13 @@ import CExif
 import Foundation
 
 public enum ExifReader {
-    /// Reads EXIF from `bytes`: a JPEG (its APP1 segment) or a block starting "Exif\0\0". A block libexif
-    /// cannot parse gives empty fields: EXIF is optional, the photo still imports.
+    /// Reads EXIF from `bytes`: a JPEG (its APP1 segment, wherever it is among the segments before the image
+    /// data: `JPEGSegments`) or a block starting "Exif\0\0". A block libexif cannot parse gives empty fields:
+    /// EXIF is optional, the photo still imports.
     public static func fields(from bytes: [UInt8]) -> ExifFields {
+        if bytes.starts(with: [0xFF, 0xD8]) {
+            return JPEGSegments.exifBlock(bytes).map { ExifReader.fields(from: Array($0)) } ?? ExifFields()
+        }
         guard !bytes.isEmpty, bytes.count <= Int(UInt32.max), let data = exif_data_new() else { return ExifFields() }
         defer { exif_data_unref(data) }
         // Not FOLLOW_SPECIFICATION: it "fixes" a block by adding every mandatory tag it lacks, DateTime set to

@@ -99,26 +99,15 @@ public enum ImageHeaderSize {
     /// The frame size of the first SOF marker, walking the marker segments of a JPEG prefix; nil when the
     /// prefix ends first (huge APP segments) or a segment length is impossible.
     public static func jpeg(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
-        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
-        var index = 2
-        while index + 4 <= bytes.count {
-            guard bytes[index] == 0xFF else { return nil }
-            let marker = bytes[index + 1]
-            if marker == 0xFF { index += 1; continue } // fill byte
-            if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { index += 2; continue }
-            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
-            guard length >= 2 else { return nil }
+        JPEGSegments.first(in: bytes) { marker, payload -> (width: Int, height: Int)?? in
             let isFrame = (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
-            if isFrame {
-                guard length >= 7, index + 9 <= bytes.count else { return nil }
-                let height = Int(bytes[index + 5]) << 8 | Int(bytes[index + 6])
-                let width = Int(bytes[index + 7]) << 8 | Int(bytes[index + 8])
-                return width > 0 && height > 0 ? (width, height) : nil
-            }
-            if marker == 0xDA || marker == 0xD9 { return nil } // image data before any frame header
-            index += 2 + length
-        }
-        return nil
+            guard isFrame else { return nil }
+            // Precision, then height and width (two bytes each): a frame header cut short gives no size.
+            guard payload.count >= 5 else { return .some(nil) }
+            let height = Int(bytes[payload.lowerBound + 1]) << 8 | Int(bytes[payload.lowerBound + 2])
+            let width = Int(bytes[payload.lowerBound + 3]) << 8 | Int(bytes[payload.lowerBound + 4])
+            return .some(width > 0 && height > 0 ? (width, height) : nil)
+        } ?? nil
     }
 
     /// IHDR's width and height (PNG requires it first), each 1…2^31−1.

@@ -73,6 +73,38 @@ final class ImageFileTests: XCTestCase {
         XCTAssertNil(ImageHeaderSize.png(Array(png.prefix(20))))
     }
 
+    /// EXIF in an APP1 segment after a comment (COM), an XMP APP1 and an ICC APP2, as ImageMagick and then
+    /// exiftool leave a photo that had a comment ("Created with GIMP"): read wherever it is before the image
+    /// data (libexif alone gave up at the comment, and the photo lost its date, title and camera).
+    func testExifIsReadWhicheverSegmentsComeBeforeIt() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("exif-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("a.jpg")
+        try PhotoFixtures.jpeg().write(to: path)
+        try PhotoFixtures.exiftool(path.path, ["-DateTimeOriginal=2019:09:09 09:09:09", "-ImageDescription=Segment test",
+                                               "-Make=FUJIFILM", "-Model=X-T4"])
+        let photo = [UInt8](try Data(contentsOf: path))
+        func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] {
+            [0xFF, marker, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+        }
+        let comment = segment(0xFE, Array("Created with GIMP".utf8))
+        let xmp = segment(0xE1, Array("http://ns.adobe.com/xap/1.0/\0<x:xmpmeta/>".utf8))
+        let icc = segment(0xE2, Array("ICC_PROFILE\0".utf8) + [1, 1] + [UInt8](repeating: 7, count: 300))
+        for before in [[], comment, comment + xmp + icc, xmp + comment, [0xFF] + comment] {
+            let bytes = Array(photo[..<2]) + before + Array(photo[2...])
+            let fields = ExifReader.fields(from: bytes)
+            XCTAssertEqual(fields.dateTimeOriginal, "2019:09:09 09:09:09", "\(before.count) bytes of segments before")
+            XCTAssertEqual(fields.imageDescription, "Segment test")
+            XCTAssertEqual(fields.make, "FUJIFILM")
+            XCTAssertEqual(fields.model, "X-T4")
+            XCTAssertEqual(ImageHeaderSize.jpeg(bytes)?.width, 96, "the frame size is read past them too")
+        }
+        // The comment, then the image data (SOS) with no EXIF segment before it: no fields.
+        let scan = try XCTUnwrap(photo.indices.dropLast().first { photo[$0] == 0xFF && photo[$0 + 1] == 0xDA })
+        XCTAssertEqual(ExifReader.fields(from: Array(photo[..<2]) + comment + Array(photo[scan...])), ExifFields())
+    }
+
     func testExifReaderOnHostileBlocks() {
         var generator = SystemRandomNumberGenerator()
         XCTAssertEqual(ExifReader.fields(from: []), ExifFields())
