@@ -42,6 +42,13 @@ public final class FolderImporter {
         return report
     }
 
+    /// The folders of `roots` the library no longer follows: imported once, then forgotten (`forget`, from
+    /// another process while a watcher follows them). A watcher drops them, or its next import would bring
+    /// back every photo the user just removed.
+    public static func forgottenRoots(_ roots: [String], catalog: Catalog) throws -> [String] {
+        try roots.filter { try catalog.syncState(listingKey: FolderSource.listingKey(root: $0)) == nil }
+    }
+
     /// Scans, then writes each folder's photos through `LibraryImporter` (a page a transaction), then the
     /// files it remembers. Stopped before the last step, the next import reads the changed files again and
     /// finds the same photos (ids come from their bytes), so nothing is lost or doubled. `beforeWriting` runs

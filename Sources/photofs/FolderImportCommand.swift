@@ -38,7 +38,7 @@ struct FolderImportCommand: ParsableCommand {
 
             A folder that is not there keeps its photos (it may be a disk not plugged in). To stop following a \
             folder (deleted, renamed, or imported by mistake), --forget it: its photos leave the library, except \
-            those with a copy in another imported folder.
+            those with a copy in another imported folder, and a --watch following it stops importing it.
 
             Examples:
               photofs import folder photos.sqlite ~/Pictures
@@ -164,8 +164,23 @@ struct FolderImportCommand: ParsableCommand {
             return loaded
         }
         var first = true
-        watcher.run { deferring in
-            let importer = FolderImporter(catalog: catalog, roots: roots, logger: logger, progress: first ? progress : nil,
+        // A folder forgotten meanwhile (`--forget` from another shell) is no longer imported: the next change in
+        // it brought back every photo just removed, as new inodes. The watcher stops once none is left.
+        var following = roots
+        watcher.run(shouldStop: { following.isEmpty }) { deferring in
+            if !first {
+                let forgotten = try FolderImporter.forgottenRoots(following, catalog: catalog)
+                for root in forgotten {
+                    logger.warning("\(root) was forgotten (photofs import folder --forget): no longer watched")
+                }
+                following.removeAll { forgotten.contains($0) }
+                if following.isEmpty {
+                    print("every watched folder was forgotten: stopping")
+                    fflush(stdout)
+                    return
+                }
+            }
+            let importer = FolderImporter(catalog: catalog, roots: following, logger: logger, progress: first ? progress : nil,
                                           cities: loadCities, deferred: deferring)
             let report = try importer.run { ImportEvents.settleAged(catalog, logger: logger) }
             if first { progress.finish() }

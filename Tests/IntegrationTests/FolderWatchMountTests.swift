@@ -35,10 +35,10 @@ final class FolderWatchMountTests: XCTestCase {
         return try ImageCodec.encodeJPEG(PixelImage(width: width, height: 80, channels: 3, pixels: pixels), quality: 85)
     }
 
-    func startWatching() throws {
+    func startWatching(_ folders: [String]? = nil) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: MountHarness.binary)
-        process.arguments = ["import", "folder", "--watch", harness.library, photos, "--log-level", "debug"]
+        process.arguments = ["import", "folder", "--watch", harness.library] + (folders ?? [photos]) + ["--log-level", "debug"]
         let logPath = harness.root.path + "/watch.log"
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try XCTUnwrap(FileHandle(forWritingAtPath: logPath))
@@ -90,6 +90,40 @@ final class FolderWatchMountTests: XCTestCase {
         try FileManager.default.removeItem(atPath: movedPath)
         XCTAssertTrue(eventually(within: deadline) { names("moments/2023").isEmpty }, "deleted: \(names("moments/2023"))")
         XCTAssertEqual(names("moments/2022").count, 1)
+    }
+
+    /// A folder forgotten while a watcher follows it (`--forget` from another shell) stays forgotten: the
+    /// watcher says so and goes on with the other folder (the next change in the forgotten one brought every
+    /// photo of it back, as new inodes); with none left, it stops.
+    func testAFolderForgottenWhileWatchedStaysForgotten() throws {
+        let other = harness.root.appendingPathComponent("other").path
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        try jpeg(seed: 11).write(to: URL(fileURLWithPath: other + "/IMG_20190101_000000.jpg"))
+        try jpeg(seed: 12).write(to: URL(fileURLWithPath: photos + "/IMG_20220102_030405.jpg"))
+        try startWatching([photos, other])
+        XCTAssertTrue(eventually(within: 60) { watcherOutput.contains("2 new") }, watcherOutput)
+        let forget = Shell.run(MountHarness.binary, ["import", "folder", "--forget", harness.library, other])
+        XCTAssertEqual(forget.status, 0, forget.stderr)
+        try harness.mount()
+        XCTAssertEqual(names("moments/2019"), [])
+
+        // A new photo in the forgotten folder, then one in the followed one: only the second comes in.
+        try jpeg(seed: 13).write(to: URL(fileURLWithPath: other + "/IMG_20180101_000000.jpg"))
+        XCTAssertTrue(eventually(within: deadline) { watcherOutput.contains("was forgotten") }, watcherOutput)
+        try jpeg(seed: 14).write(to: URL(fileURLWithPath: photos + "/IMG_20230304_050607.jpg"))
+        XCTAssertTrue(eventually(within: deadline) { names("moments/2023").count == 1 }, watcherOutput)
+        XCTAssertEqual(names("moments/2019"), [])
+        XCTAssertEqual(names("moments/2018"), [])
+        let status = Shell.run(MountHarness.binary, ["status", harness.library])
+        XCTAssertFalse(status.text.contains(other), status.text)
+        XCTAssertTrue(status.text.contains(photos), status.text)
+
+        // The last folder forgotten: the watcher stops.
+        XCTAssertEqual(Shell.run(MountHarness.binary, ["import", "folder", "--forget", harness.library, photos]).status, 0)
+        try jpeg(seed: 15).write(to: URL(fileURLWithPath: photos + "/IMG_20170101_000000.jpg"))
+        XCTAssertTrue(eventually(within: deadline) { watcher?.isRunning == false }, watcherOutput)
+        XCTAssertEqual(watcher?.terminationStatus, 0)
+        XCTAssertTrue(watcherOutput.contains("every watched folder was forgotten"), watcherOutput)
     }
 
     /// A folder renamed (`mv`) keeps its photos: the same inodes, their origin the new path, and no import in
