@@ -62,11 +62,14 @@ public enum PhotoFileReader {
         case .jpeg:
             exif = ExifReader.fields(from: prefix)
             headerSize = ImageHeaderSize.jpeg(prefix)
-            if !(try endsWith(fd, size: size, marker: [0xFF, 0xD9])) {
-                // No end-of-image marker near the end: truncated, or data appended after the image (a phone's
-                // motion photo carries its video there). Only a decode tells them apart; it is rare enough. The
-                // decoder stops at the image's end, so the first `decodeCheckBytes` are enough: a 3 GiB file of
-                // a photo and zeros (a download never finished) took two 1 GiB buffers.
+            // Decoded to check, when the first bytes' segments hold no frame header (rare: an APP segment of more
+            // than 128 KiB before it; or corrupt: a segment's length runs past the file's end, which a trial's
+            // file ending in an end marker had, imported to fail every render) or when no end-of-image marker
+            // ends the file: truncated, or data appended after the image (a phone's motion photo carries its
+            // video there). Only a decode tells them apart; it is rare enough. The decoder stops at the image's
+            // end, so the first `decodeCheckBytes` are enough: a 3 GiB file of a photo and zeros (a download never
+            // finished) took two 1 GiB buffers.
+            if try headerSize == nil || !endsWith(fd, size: size, marker: [0xFF, 0xD9]) {
                 let whole = try readBytes(fd, at: 0, count: Int(min(size, Int64(decodeCheckBytes))))
                 // Beyond the check's bytes a failed decode proves nothing (the image may go on): such a file is taken.
                 do { _ = try ImageCodec.decodeJPEG(Data(whole), scaleDenominator: 8) } catch where size <= Int64(decodeCheckBytes) {

@@ -41,6 +41,33 @@ final class ImageFileTests: XCTestCase {
         XCTAssertLessThan(try bytesRead() - before, 80 << 20, "at most 64 MiB and the head and tail")
     }
 
+    /// A JPEG whose first segment's length runs past the file's end, though it ends with an end-of-image
+    /// marker: refused as corrupt (no frame header to be found, and no decode), not imported to fail every render.
+    func testAJPEGWhoseSegmentRunsPastItsEndIsRefused() throws {
+        let folder = NSTemporaryDirectory() + "photofs-past-end-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let photo = [UInt8](try PhotoFixtures.jpeg(seed: 5))
+        // SOI, an APP1 claiming 65,535 bytes, 4,000 bytes of it, then the photo's own end marker.
+        let corrupt: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE1, 0xFF, 0xFF] + Array(repeating: 0x20, count: 4000) + [0xFF, 0xD9]
+        for (name, bytes, refused) in [("good.jpg", photo, false), ("corrupt.jpg", corrupt, true)] {
+            let path = folder + "/" + name
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            var info = stat()
+            XCTAssertEqual(stat(path, &info), 0)
+            let file = WalkedFile(path: path, root: folder, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+                                  size: Int64(info.st_size), mtimeNanos: 0, kind: .jpeg)
+            if refused {
+                XCTAssertThrowsError(try PhotoFileReader.read(file), name) { error in
+                    XCTAssertEqual((error as? FileReadFailure)?.isAboutContent, true, "\(error)")
+                    XCTAssertTrue("\(error)".contains("corrupt JPEG"), "\(error)")
+                }
+            } else {
+                XCTAssertEqual(try PhotoFileReader.read(file).headerSize?.width, 96, name)
+            }
+        }
+    }
+
     /// A name replaced by a FIFO since the walk: no block in open(2), and no verdict on its content (a file
     /// refused for its content is skipped unread by later imports).
     func testAFIFOInPlaceOfAPhotoIsAChangeNotARefusal() throws {
