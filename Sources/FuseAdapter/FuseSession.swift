@@ -26,6 +26,9 @@ public final class FuseSession: @unchecked Sendable {
     /// Which local photos the kernel reads from their files itself (FUSE passthrough), under its lock; the
     /// registration (an ioctl) is made under it too, so two opens of one inode cannot register two backings.
     private let passThroughLock = NSLock()
+    /// Which failed requests are logged (`RepeatedFailures`), under `failuresLock` (a leaf).
+    private var failures = RepeatedFailures()
+    private let failuresLock = NSLock()
     private var passThrough = PassThroughPolicy()
     /// Whether a timer is armed for the oldest idle backing's expiry (under `passThroughLock`).
     private var idleExpiryArmed = false
@@ -295,7 +298,13 @@ public final class FuseSession: @unchecked Sendable {
         if code == ENOENT {
             logger.trace("not found", metadata: ["op": "\(op)", "inode": "\(inode)"])
         } else {
-            logger.warning("request failed", metadata: ["op": "\(op)", "inode": "\(inode)", "error": "\(error)"])
+            let now = DispatchTime.now().uptimeNanoseconds
+            let verdict = failuresLock.withLock { failures.failed("\(op) \(inode) \(code)", now: now) }
+            if case .log(let leftOut) = verdict {
+                var metadata: Logger.Metadata = ["op": "\(op)", "inode": "\(inode)", "error": "\(error)"]
+                if leftOut > 0 { metadata["repeats"] = "\(leftOut) more in the last minute, not logged" }
+                logger.warning("request failed", metadata: metadata)
+            }
         }
         fuse_reply_err(req, code)
     }

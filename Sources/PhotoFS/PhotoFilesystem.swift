@@ -684,9 +684,9 @@ public final class PhotoFilesystem: @unchecked Sendable {
             // Through the cache, or a folder import's file read in place (checked against the import's size and mtime).
             return try PhotoOriginals(cache: cache).open(source, thumbnailer: thumbnailer)
         } catch let error as ContentError {
-            logger.error("cannot open photo", metadata: ["photo": "\(photo.id)", "inode": "\(inode)", "op": "open",
-                                                          "error": "\(error)"])
-            throw FilesystemError(error.kind == .noSpace ? .noSpace : .ioFailure, "\(error)", underlying: error)
+            // Logged by the adapter with the request, once for a run of the same failure (`RepeatedFailures`).
+            throw FilesystemError(error.kind == .noSpace ? .noSpace : .ioFailure, "cannot open photo \(photo.id)",
+                                  underlying: error)
         }
     }
 

@@ -207,6 +207,9 @@ final class FolderMountTests: MountedTestCase {
         try edited.write(to: URL(fileURLWithPath: sydney))
         XCTAssertNil(FileManager.default.contents(atPath: harness.path(sydneyName)), "changed since import")
         XCTAssertTrue(eventually(within: 5) { harness.daemonLog.contains("changed since import: run photofs import folder again") })
+        // A program retrying it: refused each time, logged once (a trial's minute of retries was 9 MB of log).
+        for _ in 0..<20 { XCTAssertNil(FileManager.default.contents(atPath: harness.path(sydneyName))) }
+        XCTAssertEqual(harness.daemonLog.components(separatedBy: "changed since import").count - 1, 1, harness.daemonLog)
         try FileManager.default.copyItem(atPath: plain, toPath: photos + "/2024 Japan/copy.jpg")
         let second = importFolder()
         XCTAssertTrue(second.text.contains("1 renamed or moved"), second.text)
