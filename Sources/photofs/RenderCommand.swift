@@ -1,20 +1,21 @@
 // `photofs render`: renders one local image file as a mount with --size would show it (to preview a size or
 // quality setting, or to look into an image a mount refuses).
 import ArgumentParser
+import FolderImport
 import Foundation
 import PhotoContent
 
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Render one JPEG or PNG file as `photofs mount --size` would show it.",
+        abstract: "Render one JPEG, PNG or HEIC file as `photofs mount --size` would show it.",
         discussion: """
             Example:
               photofs render IMG_0001.jpg --size square:256 --output thumb.png
             """
     )
 
-    @Argument(help: "A JPEG or PNG file.")
+    @Argument(help: "A JPEG, PNG or HEIC file.")
     var input: String
 
     @Option(help: "N (long edge at most N px) or square:N.")
@@ -33,10 +34,10 @@ struct RenderCommand: ParsableCommand {
         let (spec, options) = try MountCommand.parseSize(size, jpegQuality: jpegQuality, maxPixels: maxPixels)
         guard let spec else { throw CommandFailure("--size original renders nothing: give N or square:N") }
         guard let data = FileManager.default.contents(atPath: input) else { throw CommandFailure("cannot read \(input)") }
-        let type: String
-        if data.starts(with: [0xFF, 0xD8]) { type = "image/jpeg" }
-        else if data.starts(with: [0x89, 0x50, 0x4E, 0x47]) { type = "image/png" }
-        else { throw CommandFailure("\(input) is neither a JPEG nor a PNG") }
+        // The kind its bytes say, as a folder import decides it (a sized mount renders HEIC too).
+        guard let type = ImageFileKind.fromBytes(Array(data.prefix(64)))?.contentType else {
+            throw CommandFailure("\(input) is not a JPEG, PNG or HEIC file")
+        }
         let started = DispatchTime.now()
         let rendered = try VariantRenderer.render(data, contentType: type, spec: spec, options: options)
         let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6

@@ -76,6 +76,14 @@ final class FolderVariantMountTests: XCTestCase {
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             XCTAssertEqual((attributes[.size] as? NSNumber)?.intValue, data.count, "stat agrees with the bytes: \(name)")
         }
+        // `photofs render` of each file gives what the mount shows (the troubleshooting guide's check), HEIC too.
+        for (file, name) in zip(originals.keys.sorted(), listed) {
+            let output = harness.root.path + "/render-" + file + ".out"
+            let rendered = harness.photofs(["render", photos + "/" + file, "--size", "100", "--output", output])
+            XCTAssertEqual(rendered.status, 0, "\(file): \(rendered.stderr)")
+            XCTAssertEqual(FileManager.default.contents(atPath: output),
+                           FileManager.default.contents(atPath: harness.path("moments/2022/" + name)), file)
+        }
         let heic = harness.path("moments/2022/" + listed[2])
         XCTAssertEqual(Shell.run("getfattr", ["--only-values", "-n", "user.xdg.origin.url", heic]).text,
                        FileURI.glib(path: photos + "/IMG_20220101_000003.heic"))
