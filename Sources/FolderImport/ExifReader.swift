@@ -17,8 +17,8 @@ public enum ExifReader {
         exif_data_unset_option(data, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
         exif_data_set_option(data, EXIF_DATA_OPTION_IGNORE_UNKNOWN_TAGS)
         exif_data_set_option(data, EXIF_DATA_OPTION_DONT_CHANGE_MAKER_NOTE)
-        bytes.withUnsafeBufferPointer { buffer in
-            exif_data_load_data(data, buffer.baseAddress, UInt32(buffer.count))
+        let corruptions = bytes.withUnsafeBufferPointer { buffer in
+            photofs_exif_load_counting_corruption(data, buffer.baseAddress, UInt32(buffer.count))
         }
         let order = photofs_exif_byte_order(data)
         let ifds = withUnsafeBytes(of: data.pointee.ifd) { raw in Array(raw.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)) }
@@ -78,6 +78,8 @@ public enum ExifReader {
         // larger (exiftool put a 1.1 MB description there, and the date and GPS behind it were lost).
         if bytes.starts(with: Array("Exif".utf8) + [0, 0]), bytes.count - 6 > 0xfffe { fields.blockBytes = bytes.count - 6 }
         let names: [UInt32: String] = [0x013B: "Artist", 0x010F: "Make", 0x0110: "Model", 0x010E: "ImageDescription"]
+        // A block cut at libexif's 64 KiB points past its end by design: said once, by `blockBytes`.
+        fields.corruptions = fields.blockBytes == nil ? Int(corruptions) : 0
         fields.cutTexts = oversized.compactMap { tag, size in names[tag].map { ($0, size) } }.sorted { $0.0 < $1.0 }
             .map { ExifFields.CutText(name: $0.0, bytes: $0.1) }
         return fields

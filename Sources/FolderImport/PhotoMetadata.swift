@@ -31,6 +31,8 @@ public struct ExifFields: Equatable, Sendable {
     public var cutTexts: [CutText] = []
     /// The size of an EXIF block larger than libexif reads (64 KiB): tags stored beyond are lost.
     public var blockBytes: Int?
+    /// How many times libexif found the block corrupt (an IFD or value outside it, a loop): tags it dropped.
+    public var corruptions = 0
 
     public struct CutText: Equatable, Sendable {
         public var name: String
@@ -223,6 +225,9 @@ public enum PhotoMetadataRules {
         if hasPosition && coordinates(exif) == nil {
             found.append("GPS position (latitude \(shown(exif.gpsLatitude, exif.gpsLatitudeRef)), longitude "
                          + "\(shown(exif.gpsLongitude, exif.gpsLongitudeRef))) is incomplete or out of range: no place")
+        }
+        if exif.corruptions > 0 {
+            found.append("block damaged (\(exif.corruptions) part(s) point outside it or loop): the tags stored there are lost")
         }
         if let bytes = exif.blockBytes {
             found.append("block of \(bytes) bytes: only its first 65534 are read, tags stored beyond them are lost")

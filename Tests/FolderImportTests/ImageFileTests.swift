@@ -132,6 +132,31 @@ final class ImageFileTests: XCTestCase {
         XCTAssertEqual(ExifReader.fields(from: Array(photo[..<2]) + comment + Array(photo[scan...])), ExifFields())
     }
 
+    /// EXIF whose parts point outside its block: the tags libexif dropped are a warning (a trial's photos lost
+    /// their date and title without a word); a sound block, a real photo's as exiftool wrote it, is none.
+    func testADamagedExifBlockIsAWarning() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("exif-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("a.jpg")
+        try PhotoFixtures.jpeg().write(to: path)
+        try PhotoFixtures.exiftool(path.path, ["-DateTimeOriginal=2019:09:09 09:09:09", "-ImageDescription=Sound"])
+        let sound = ExifReader.fields(from: [UInt8](try Data(contentsOf: path)))
+        XCTAssertEqual(sound.corruptions, 0)
+        XCTAssertFalse(PhotoMetadataRules.unusableValues(sound, now: 0).contains { $0.contains("damaged") })
+
+        let header: [UInt8] = Array("Exif".utf8) + [0, 0, 0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8]
+        // ImageDescription, 20 ASCII bytes at an offset far past the block's end.
+        let valueOutside = header + [0, 1, 0x01, 0x0E, 0, 2, 0, 0, 0, 20, 0x7F, 0xFF, 0xFF, 0x00, 0, 0, 0, 0]
+        // 65,535 entries in a block that holds one.
+        let countTooLarge = header + [0xFF, 0xFF, 0x01, 0x0E, 0, 2, 0, 0, 0, 2, 0x41, 0, 0, 0, 0, 0, 0, 0]
+        for block in [valueOutside, countTooLarge] {
+            let fields = ExifReader.fields(from: block)
+            XCTAssertGreaterThan(fields.corruptions, 0)
+            XCTAssertTrue(PhotoMetadataRules.unusableValues(fields, now: 0).contains { $0.contains("block damaged") })
+        }
+    }
+
     func testExifReaderOnHostileBlocks() {
         var generator = SystemRandomNumberGenerator()
         XCTAssertEqual(ExifReader.fields(from: []), ExifFields())
