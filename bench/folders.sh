@@ -85,8 +85,9 @@ import_again=$(elapsed "$t0" "$t1")
 grep -q "nothing new" "$WORK/import-again.log" || { cat "$WORK/import-again.log"; echo "re-import changed something"; exit 1; }
 
 # 3. Local photos read through a mount against the files read directly (bench/folderread.py: one process,
-#    os.read of 1 MiB; warm: best of 5 rounds of each side in turns; cold: page cache dropped before each side,
-#    best of 8 rounds, each side first in every other, the medians beside).
+#    os.read of 1 MiB; warm: best of 5 rounds of each side in turns; cold: the page cache dropped before each
+#    side, then the dentries and inodes too, best of 8 rounds each, each side first in every other, the medians
+#    beside).
 #    Warm, in READ_MOUNTS fresh mounts, then cold in the last: the warm ratio varies from mount to mount (1.28–1.37
 #    in four runs of this bench, 2026-11-27) with where the scheduler puts the reading program beside the
 #    mount's polling reader, so the table gives the median mount and the range. Every warm round comes before
@@ -168,7 +169,11 @@ warm_range=$(echo "$warm_ratios" | tr ' ' '\n' | grep . | cut -d: -f1 | sort -n 
   client_row python "Python's \`open()\` (buffered, as Pillow)"
   client_row stdio "glibc stdio (\`fopen\`, \`fread\`)"
   client_row cat "\`cat\` of all 400 in one process"
-  echo "| 3 | cold read (page cache dropped), µs per photo (best of 8 rounds, each side first in every other; median $(read_value cold_median_mount_us)) | $(read_value cold_mount_us) | the files read directly: $(read_value cold_direct_us) (median $(read_value cold_median_direct_us); ratio of the medians $(ratio $(read_value cold_median_mount_us) $(read_value cold_median_direct_us))) | $(ratio $(read_value cold_mount_us) $(read_value cold_direct_us)) | ≤ 1.1 |"
+  cold_row() { # key label
+    echo "| 3 | cold read ($2), µs per photo (best of 8 rounds, each side first in every other; median $(read_value "$1_median_mount_us")) | $(read_value "$1_mount_us") | the files read directly: $(read_value "$1_direct_us") (median $(read_value "$1_median_direct_us"); ratio of the medians $(ratio $(read_value "$1_median_mount_us") $(read_value "$1_median_direct_us"))) | $(ratio $(read_value "$1_mount_us") $(read_value "$1_direct_us")) | ≤ 1.1 |"
+  }
+  cold_row pagecache "page cache dropped: \`drop_caches=1\`"
+  cold_row cold "dentries and inodes dropped too: \`drop_caches=3\`"
   echo "| 3 | originals copied into the mount's cache | $cache_files files | | | 0 |"
 } > "$WORK/table.md"
 cat "$WORK/table.md"
