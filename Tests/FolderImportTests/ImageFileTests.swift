@@ -104,14 +104,8 @@ final class ImageFileTests: XCTestCase {
     /// exiftool leave a photo that had a comment ("Created with GIMP"): read wherever it is before the image
     /// data (libexif alone gave up at the comment, and the photo lost its date, title and camera).
     func testExifIsReadWhicheverSegmentsComeBeforeIt() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("exif-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("a.jpg")
-        try PhotoFixtures.jpeg().write(to: path)
-        try PhotoFixtures.exiftool(path.path, ["-DateTimeOriginal=2019:09:09 09:09:09", "-ImageDescription=Segment test",
-                                               "-Make=FUJIFILM", "-Model=X-T4"])
-        let photo = [UInt8](try Data(contentsOf: path))
+        let photo = try PhotoFixtures.jpegBytes(exif: ["-DateTimeOriginal=2019:09:09 09:09:09",
+                                                       "-ImageDescription=Segment test", "-Make=FUJIFILM", "-Model=X-T4"])
         func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] {
             [0xFF, marker, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
         }
@@ -135,13 +129,8 @@ final class ImageFileTests: XCTestCase {
     /// EXIF whose parts point outside its block: the tags libexif dropped are a warning (a trial's photos lost
     /// their date and title without a word); a sound block, a real photo's as exiftool wrote it, is none.
     func testADamagedExifBlockIsAWarning() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("exif-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("a.jpg")
-        try PhotoFixtures.jpeg().write(to: path)
-        try PhotoFixtures.exiftool(path.path, ["-DateTimeOriginal=2019:09:09 09:09:09", "-ImageDescription=Sound"])
-        let sound = ExifReader.fields(from: [UInt8](try Data(contentsOf: path)))
+        let sound = ExifReader.fields(from: try PhotoFixtures.jpegBytes(exif: ["-DateTimeOriginal=2019:09:09 09:09:09",
+                                                                              "-ImageDescription=Sound"]))
         XCTAssertEqual(sound.corruptions, 0)
         XCTAssertFalse(PhotoMetadataRules.unusableValues(sound, now: 0).contains { $0.contains("damaged") })
 

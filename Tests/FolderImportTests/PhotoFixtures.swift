@@ -57,6 +57,17 @@ enum PhotoFixtures {
         try run("exiftool", ["-q", "-overwrite_original", "-m"] + tags + [path])
     }
 
+    /// The bytes of a real JPEG with these EXIF tags written by exiftool (made in a folder removed after).
+    static func jpegBytes(exif tags: [String]) throws -> [UInt8] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("exif-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("a.jpg")
+        try jpeg().write(to: path)
+        try exiftool(path.path, tags)
+        return [UInt8](try Data(contentsOf: path))
+    }
+
     static func heic(from jpeg: String, to path: String) throws {
         try require("heif-enc", package: "libheif-examples")
         try run("heif-enc", ["-q", "50", "-o", path, jpeg])
