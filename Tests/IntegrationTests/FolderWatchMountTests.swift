@@ -92,6 +92,22 @@ final class FolderWatchMountTests: XCTestCase {
         XCTAssertEqual(names("moments/2022").count, 1)
     }
 
+    /// A followed folder deleted, then made again with a photo (a card unplugged and back): its photos stay
+    /// meanwhile, and the new one comes in once it is back.
+    func testAFollowedFolderDeletedAndMadeAgainIsWatchedAgain() throws {
+        try jpeg(seed: 21).write(to: URL(fileURLWithPath: photos + "/IMG_20190101_000000.jpg"))
+        try startWatching()
+        XCTAssertTrue(eventually(within: 60) { watcherOutput.contains("1 new") }, watcherOutput)
+        try harness.mount()
+        try FileManager.default.removeItem(atPath: photos)
+        XCTAssertTrue(eventually(within: deadline) { watcherOutput.contains("watched folder vanished") }, watcherOutput)
+        XCTAssertEqual(names("moments/2019").count, 1, "its photos stay while it is gone")
+        try FileManager.default.createDirectory(atPath: photos, withIntermediateDirectories: true)
+        try jpeg(seed: 22).write(to: URL(fileURLWithPath: photos + "/IMG_20180101_000000.jpg"))
+        XCTAssertTrue(eventually(within: deadline) { names("moments/2018").count == 1 }, watcherOutput)
+        XCTAssertTrue(watcherOutput.contains("watched folder is back"), watcherOutput)
+    }
+
     /// A folder forgotten while a watcher follows it (`--forget` from another shell) stays forgotten: the
     /// watcher says so and goes on with the other folder (the next change in the forgotten one brought every
     /// photo of it back, as new inodes); with none left, it stops.
