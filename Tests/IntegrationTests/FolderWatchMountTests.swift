@@ -138,7 +138,8 @@ final class FolderWatchMountTests: XCTestCase {
         XCTAssertEqual(Shell.run(MountHarness.binary, ["import", "folder", "--forget", harness.library, photos]).status, 0)
         try jpeg(seed: 15).write(to: URL(fileURLWithPath: photos + "/IMG_20170101_000000.jpg"))
         XCTAssertTrue(eventually(within: deadline) { watcher?.isRunning == false }, watcherOutput)
-        XCTAssertEqual(watcher?.terminationStatus, 0)
+        // (A running process has no status to ask for: asking would stop the whole test run, mounts left behind.)
+        if watcher?.isRunning == false { XCTAssertEqual(watcher?.terminationStatus, 0) }
         XCTAssertTrue(watcherOutput.contains("every watched folder was forgotten"), watcherOutput)
     }
 
