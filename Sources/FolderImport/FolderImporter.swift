@@ -49,6 +49,22 @@ public final class FolderImporter {
         try roots.filter { try catalog.syncState(listingKey: FolderSource.listingKey(root: $0)) == nil }
     }
 
+    /// A folder to import that lies inside another one the library follows, or one named with it, and is not
+    /// followed itself yet: its photos already come with the folder holding it, and following both made its
+    /// files move between the two at each import, counted as new and duplicate (a trial). Nil when none does;
+    /// a library that follows nested folders already (from before this rule) imports them as before. A folder
+    /// on another file system than its holder (a disk mounted inside it, a photofs mount the walk refuses) is
+    /// not judged here (`onOneFileSystem`).
+    public static func nestedRoot(_ roots: [String], followed: Set<String>,
+                                  onOneFileSystem: (String, String) -> Bool) -> (root: String, holder: String)? {
+        let holders = followed.union(roots).sorted()
+        for root in roots where !followed.contains(root) {
+            let holder = holders.first { $0 != root && root.hasPrefix($0 == "/" ? "/" : $0 + "/") && onOneFileSystem(root, $0) }
+            if let holder { return (root, holder) }
+        }
+        return nil
+    }
+
     /// Scans, then writes each folder's photos through `LibraryImporter` (a page a transaction), then the
     /// files it remembers. Stopped before the last step, the next import reads the changed files again and
     /// finds the same photos (ids come from their bytes), so nothing is lost or doubled. `beforeWriting` runs

@@ -38,7 +38,8 @@ struct FolderImportCommand: ParsableCommand {
 
             A folder that is not there keeps its photos (it may be a disk not plugged in). To stop following a \
             folder (deleted, renamed, or imported by mistake), --forget it: its photos leave the library, except \
-            those with a copy in another imported folder, and a --watch following it stops importing it.
+            those with a copy in another imported folder, and a --watch following it stops importing it. A folder \
+            inside one the library follows is imported with it, not on its own.
 
             Examples:
               photofs import folder photos.sqlite ~/Pictures
@@ -90,6 +91,16 @@ struct FolderImportCommand: ParsableCommand {
         guard !roots.isEmpty else { throw CommandFailure("none of the folders can be imported") }
         let catalog: Catalog
         do { catalog = try Catalog(path: library) } catch { throw CommandFailure("\(error)") }
+        let followed = Set(try catalog.syncStates().filter { $0.sourceKind == "folder" }.map { FolderSource.root(ofListingKey: $0.listingKey) })
+        let onOneFileSystem = { (one: String, other: String) -> Bool in
+            var first = stat(), second = stat()
+            return stat(one, &first) == 0 && stat(other, &second) == 0 && first.st_dev == second.st_dev
+        }
+        if let nested = FolderImporter.nestedRoot(roots, followed: followed, onOneFileSystem: onOneFileSystem) {
+            throw CommandFailure("\(nested.root) is inside \(nested.holder), which "
+                                 + (followed.contains(nested.holder) ? "this library follows" : "is named too")
+                                 + ": its photos are imported with it (photofs import folder \(library) \(nested.holder))")
+        }
         if watch { return try watchFolders(roots, catalog: catalog, logger: logger, progress: progress) }
         let importer = FolderImporter(catalog: catalog, roots: roots, logger: logger, progress: progress)
         do {

@@ -129,9 +129,20 @@ final class FolderMountTests: MountedTestCase {
         XCTAssertTrue(status.text.contains("folder \(photos)"), status.text)
         XCTAssertTrue(harness.photofs(["import", "folder", harness.library, photos]).text.contains("nothing new"))
 
-        // A followed folder inside another is not forgotten alone (it took the other's photos with it).
+        // A folder inside a followed one is not followed on its own: its photos come with the one holding it
+        // (following both, its files moved between the two at each import).
         let inner = photos + "/2024 Japan"
+        let nested = harness.photofs(["import", "folder", harness.library, inner])
+        XCTAssertNotEqual(nested.status, 0)
+        XCTAssertTrue(nested.stderr.contains("\(inner) is inside \(photos), which this library follows"), nested.stderr)
+        XCTAssertTrue(harness.photofs(["import", "folder", harness.library, photos, inner]).stderr.contains("is inside"))
+        // Followed the other way round (the inner one first), neither is forgotten alone (the inner one took the
+        // other's photos with it).
+        XCTAssertEqual(harness.photofs(["import", "folder", "--forget", harness.library, photos]).status, 0)
         XCTAssertEqual(harness.photofs(["import", "folder", harness.library, inner]).status, 0)
+        XCTAssertEqual(harness.photofs(["import", "folder", harness.library, photos]).status, 0)
+        XCTAssertEqual(try folderPhotos(), 2)
+        XCTAssertEqual(harness.photofs(["import", "folder", harness.library, inner, photos]).status, 0, "both followed: as before")
         let alone = harness.photofs(["import", "folder", "--forget", harness.library, inner])
         XCTAssertNotEqual(alone.status, 0)
         XCTAssertTrue(alone.stderr.contains("cannot be forgotten alone: the library also follows \(photos), which holds it"), alone.stderr)
