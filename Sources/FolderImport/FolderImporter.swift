@@ -46,7 +46,13 @@ public final class FolderImporter {
     /// another process while a watcher follows them). A watcher drops them, or its next import would bring
     /// back every photo the user just removed.
     public static func forgottenRoots(_ roots: [String], catalog: Catalog) throws -> [String] {
-        try roots.filter { try catalog.syncState(listingKey: FolderSource.listingKey(root: $0)) == nil }
+        let followed = try followedRoots(catalog: catalog)
+        return roots.filter { !followed.contains($0) }
+    }
+
+    /// The folders the library follows: each folder source's root, from the sync states in one read.
+    public static func followedRoots(catalog: Catalog) throws -> Set<String> {
+        Set(try catalog.syncStates().filter { $0.sourceKind == "folder" }.map { FolderSource.root(ofListingKey: $0.listingKey) })
     }
 
     /// A folder to import that lies inside another one the library follows, or one named with it, and is not

@@ -91,7 +91,7 @@ struct FolderImportCommand: ParsableCommand {
         guard !roots.isEmpty else { throw CommandFailure("none of the folders can be imported") }
         let catalog: Catalog
         do { catalog = try Catalog(path: library) } catch { throw CommandFailure("\(error)") }
-        let followed = Set(try catalog.syncStates().filter { $0.sourceKind == "folder" }.map { FolderSource.root(ofListingKey: $0.listingKey) })
+        let followed = try FolderImporter.followedRoots(catalog: catalog)
         let onOneFileSystem = { (one: String, other: String) -> Bool in
             var first = stat(), second = stat()
             return stat(one, &first) == 0 && stat(other, &second) == 0 && first.st_dev == second.st_dev
@@ -131,8 +131,7 @@ struct FolderImportCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: library) else { throw CommandFailure("no library at \(library)") }
         let catalog: Catalog
         do { catalog = try Catalog(path: library) } catch { throw CommandFailure("\(error)") }
-        let followed = Set(try catalog.syncStates().filter { $0.sourceKind == "folder" }.map { FolderSource.root(ofListingKey: $0.listingKey) })
-            .union(try catalog.folderFiles().map(\.root))
+        let followed = try FolderImporter.followedRoots(catalog: catalog).union(try catalog.folderFiles().map(\.root))
         var roots: [String] = []
         for folder in folders {
             let path = realpath(folder, nil).map { resolved in defer { free(resolved) }; return String(cString: resolved) }
